@@ -1,0 +1,231 @@
+/**
+ * The resource types of the example application (see the contract in the guide `example-app.md`).
+ *
+ * Every attribute that is stored and visible is filterable and sortable by default, so those flags are left unset.
+ */
+import { Type } from '@sinclair/typebox'
+import { defineResource, type Row } from '../../lib/index.js'
+
+/** A nullable string on the wire. */
+const NullableString = () => Type.Union([Type.String(), Type.Null()])
+
+/** A date on the wire: `YYYY-MM-DD`. */
+const DateString = () => Type.String({ format: 'date' })
+
+/** A value counts as "set" for `display_name` when it is a non-empty string (after trimming). */
+function present (value: unknown): value is string {
+  return typeof value === 'string' && value.trim() !== ''
+}
+
+/**
+ * `display_name`: first and last name joined by one space when both are set, the one that is set when only one is,
+ * `name` when neither is (decisions.md).
+ */
+export function displayName (row: Row): string {
+  const parts = [row.first_name, row.last_name].filter(present)
+  if (parts.length > 0) return parts.join(' ')
+  return row.name == null ? '' : String(row.name)
+}
+
+// A person: owns computers, belongs to a group, has one bio, many posts and at most one workplace.
+export const user = defineResource({
+  type: 'user',
+  path: '/users',
+  table: 'users',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    name: { schema: Type.String(), required: true },
+    first_name: { schema: NullableString() },
+    last_name: { schema: NullableString() },
+    display_name: {
+      schema: Type.String(),
+      readOnly: true,
+      derived: { columns: ['first_name', 'last_name', 'name'], compute: displayName },
+    },
+    email: { schema: NullableString() },
+    age: { schema: Type.Union([Type.Integer(), Type.Null()]) },
+    status: { schema: Type.String(), default: 'active' },
+    birth_date: { schema: Type.Union([DateString(), Type.Null()]) },
+    gender: { schema: NullableString() },
+    // A PostgreSQL `text[]` column: stored natively, not as JSON.
+    words: { schema: Type.Array(Type.String()), default: [], storage: 'native' },
+    // Set by the column default `current_date`.
+    date_create: { schema: DateString(), readOnly: true },
+  },
+  relationships: {
+    computers: { kind: 'to-many', type: 'computer', inverse: 'owner' },
+    group: { kind: 'to-one', type: 'group', foreignKey: 'group_id' },
+    bio: { kind: 'to-one', type: 'user_bio', inverse: 'user' },
+    posts: { kind: 'to-many', type: 'post', inverse: 'user' },
+    workplace: { kind: 'to-one', type: 'workplace', inverse: 'user' },
+  },
+})
+
+// A computer: `owner` and `user` are two names for the same link (the `owner_id` column).
+export const computer = defineResource({
+  type: 'computer',
+  path: '/computers',
+  table: 'computers',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    serial: { schema: NullableString() },
+    name: { schema: NullableString() },
+  },
+  relationships: {
+    owner: { kind: 'to-one', type: 'user', foreignKey: 'owner_id' },
+    user: { kind: 'to-one', type: 'user', foreignKey: 'owner_id' },
+  },
+})
+
+// A user's biography: one per user; `birth_city` is required on create and on update.
+export const userBio = defineResource({
+  type: 'user_bio',
+  path: '/user-bio',
+  table: 'user_bios',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    birth_city: { schema: Type.String(), required: true },
+    favourite_movies: { schema: NullableString() },
+  },
+  relationships: {
+    user: { kind: 'to-one', type: 'user', foreignKey: 'user_id', required: true },
+  },
+  input: {
+    update: Type.Object({
+      birth_city: Type.String(),
+      favourite_movies: Type.Optional(NullableString()),
+    }, { additionalProperties: false }),
+  },
+})
+
+// A post written by a user.
+export const post = defineResource({
+  type: 'post',
+  path: '/posts',
+  table: 'posts',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    title: { schema: Type.String(), required: true },
+    body: { schema: Type.String(), default: '' },
+  },
+  relationships: {
+    user: { kind: 'to-one', type: 'user', foreignKey: 'user_id', required: true },
+  },
+})
+
+// A workplace: at most one per user (unique `user_id`).
+export const workplace = defineResource({
+  type: 'workplace',
+  path: '/workplaces',
+  table: 'workplaces',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    name: { schema: Type.String(), required: true },
+  },
+  relationships: {
+    user: { kind: 'to-one', type: 'user', foreignKey: 'user_id' },
+  },
+})
+
+// A group of users.
+export const group = defineResource({
+  type: 'group',
+  path: '/groups',
+  table: 'groups',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    name: { schema: Type.String(), required: true },
+  },
+  relationships: {
+    users: { kind: 'to-many', type: 'user', inverse: 'group' },
+  },
+})
+
+// A parent: its association rows (`children`) and, through them, its children (`kids`).
+export const parent = defineResource({
+  type: 'parent',
+  path: '/parents',
+  table: 'parents',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    name: { schema: Type.String(), required: true },
+  },
+  relationships: {
+    children: { kind: 'to-many', type: 'parent-to-child-association', inverse: 'parent' },
+    kids: {
+      kind: 'to-many',
+      type: 'child',
+      through: {
+        table: 'parent_to_child_associations',
+        sourceKey: 'parent_id',
+        targetKey: 'child_id',
+        values: { extra_data: null },
+      },
+    },
+  },
+})
+
+// A child: its association rows (`parents`) and, through them, its parents (`guardians`).
+export const child = defineResource({
+  type: 'child',
+  path: '/children',
+  table: 'children',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    name: { schema: Type.String(), required: true },
+  },
+  relationships: {
+    parents: { kind: 'to-many', type: 'parent-to-child-association', inverse: 'child' },
+    guardians: {
+      kind: 'to-many',
+      type: 'parent',
+      through: {
+        table: 'parent_to_child_associations',
+        sourceKey: 'child_id',
+        targetKey: 'parent_id',
+        values: { extra_data: null },
+      },
+    },
+  },
+})
+
+// The join row between a parent and a child, with its own data; a (parent, child) pair is unique.
+export const parentToChildAssociation = defineResource({
+  type: 'parent-to-child-association',
+  path: '/parent-to-child-association',
+  table: 'parent_to_child_associations',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    extra_data: { schema: Type.Union([Type.String({ maxLength: 50 }), Type.Null()]) },
+  },
+  relationships: {
+    parent: { kind: 'to-one', type: 'parent', foreignKey: 'parent_id', required: true },
+    child: { kind: 'to-one', type: 'child', foreignKey: 'child_id', required: true },
+  },
+})
+
+// A photo, with a UUID id generated by the database and a free-form JSON object stored as `jsonb`.
+export const photo = defineResource({
+  type: 'photo',
+  path: '/photos',
+  table: 'photos',
+  id: { column: 'id', kind: 'uuid' },
+  attributes: {
+    name: { schema: Type.String(), required: true },
+    words: { schema: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]), storage: 'json' },
+  },
+})
+
+/** Every resource type of the example application, in the order they are registered. */
+export const resources = [
+  user,
+  computer,
+  userBio,
+  post,
+  workplace,
+  group,
+  parent,
+  child,
+  parentToChildAssociation,
+  photo,
+]

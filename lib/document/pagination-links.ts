@@ -1,0 +1,34 @@
+import type { PageNode } from '../query/query-tree.js'
+import type { RequestLocation } from './write-document.js'
+
+function encode (value: string): string {
+  // Brackets, commas and colons stay readable; everything else is percent-encoded.
+  return encodeURIComponent(value).replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',')
+}
+
+function link (location: RequestLocation, page: number | undefined): string {
+  const parts: string[] = []
+  for (const [name, value] of Object.entries(location.query)) {
+    if (name === 'page[number]') continue
+    for (const item of Array.isArray(value) ? value : [value]) parts.push(`${encode(name)}=${encode(String(item))}`)
+  }
+  if (page !== undefined && page > 1) parts.push(`page[number]=${page}`)
+  parts.sort((a, b) => (a.startsWith('page[') ? 1 : 0) - (b.startsWith('page[') ? 1 : 0))
+  return `${location.baseUrl}${location.path}${parts.length === 0 ? '' : `?${parts.join('&')}`}`
+}
+
+/**
+ * The links of a collection page: `self`, `first`, `prev` (not on the first page), `next` (not on the last) and
+ * `last` (only when the count is known). Every other query parameter is kept.
+ */
+export function paginationLinks (location: RequestLocation, page: PageNode, count: number | undefined): Record<string, string> {
+  const current = page.number
+  const links: Record<string, string> = { self: link(location, current) }
+  if (page.size === 0) return links
+  links.first = link(location, 1)
+  const last = count === undefined ? undefined : Math.max(1, Math.ceil(count / page.size))
+  if (current > 1) links.prev = link(location, last === undefined ? current - 1 : Math.min(current - 1, last))
+  if (last === undefined || current < last) links.next = link(location, current + 1)
+  if (last !== undefined) links.last = link(location, last)
+  return links
+}

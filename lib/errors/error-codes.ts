@@ -1,0 +1,54 @@
+import { JsonApiError, type ErrorSource, type JsonApiErrorInit } from './json-api-error.js'
+
+/**
+ * Every error the library itself answers with, by stable code. `docs/errors.md` documents each one; a test keeps
+ * the two in sync.
+ */
+export const ERROR_CODES = {
+  FJA_MALFORMED_JSON: { status: 400, title: 'Malformed JSON' },
+  FJA_INVALID_DOCUMENT: { status: 400, title: 'Invalid document' },
+  FJA_INVALID_QUERY_PARAMETER: { status: 400, title: 'Invalid query parameter' },
+  FJA_INVALID_VALUE: { status: 400, title: 'Invalid value' },
+  FJA_CLIENT_ID_FORBIDDEN: { status: 403, title: 'Client-generated id not allowed' },
+  FJA_RESOURCE_NOT_FOUND: { status: 404, title: 'Resource not found' },
+  FJA_RELATED_NOT_FOUND: { status: 404, title: 'Related resource not found' },
+  FJA_ROUTE_NOT_FOUND: { status: 404, title: 'Route not found' },
+  FJA_METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
+  FJA_NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
+  FJA_TYPE_CONFLICT: { status: 409, title: 'Type conflict' },
+  FJA_ID_CONFLICT: { status: 409, title: 'Id conflict' },
+  FJA_UNIQUE_VIOLATION: { status: 409, title: 'Conflict with an existing resource' },
+  FJA_FOREIGN_KEY_VIOLATION: { status: 409, title: 'Conflict with related resources' },
+  FJA_PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
+  FJA_UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
+  FJA_VALIDATION: { status: 422, title: 'Invalid attribute value' },
+  FJA_MISSING_FIELD: { status: 422, title: 'Missing required field' },
+  FJA_UNKNOWN_FIELD: { status: 422, title: 'Unknown field' },
+  FJA_READ_ONLY_FIELD: { status: 422, title: 'Read-only field' },
+  FJA_REQUIRED_RELATIONSHIP: { status: 422, title: 'Required relationship' },
+  FJA_NOT_NULL_VIOLATION: { status: 422, title: 'Missing required value' },
+  FJA_CONSTRAINT_VIOLATION: { status: 422, title: 'Constraint violation' },
+  FJA_INTERNAL: { status: 500, title: 'Internal server error' },
+} as const satisfies Record<string, { status: number; title: string }>
+
+/** A code of {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES
+
+/** What an error of a known code adds to its status and title. */
+export interface ErrorDetails {
+  readonly detail?: string
+  readonly source?: ErrorSource
+  readonly meta?: Readonly<Record<string, unknown>>
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+/** The init of one error object of a known code (for {@link JsonApiError.many}). */
+export function errorInit (code: ErrorCode, details: ErrorDetails = {}): JsonApiErrorInit {
+  const { status, title } = ERROR_CODES[code]
+  return { status, code, title, ...details }
+}
+
+/** An error of a known code, ready to throw. */
+export function jsonApiError (code: ErrorCode, details: ErrorDetails = {}): JsonApiError {
+  return new JsonApiError(errorInit(code, details))
+}

@@ -1,0 +1,47 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { JsonApiError } from './json-api-error.js'
+import { jsonApiError, type ErrorCode } from './error-codes.js'
+import { StorageError } from '../repository/repository.js'
+
+/** The JSON:API media type. */
+export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json'
+
+const FASTIFY_CODES: Readonly<Record<string, { code: ErrorCode; detail: string; pointer?: string }>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'FJA_MALFORMED_JSON', detail: 'the request body is not valid JSON', pointer: '' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'FJA_INVALID_DOCUMENT', detail: 'the request body is empty', pointer: '' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'FJA_UNSUPPORTED_MEDIA_TYPE', detail: `send ${JSONAPI_MEDIA_TYPE} or application/json` },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'FJA_INVALID_DOCUMENT', detail: 'the Content-Length does not match the body' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'FJA_PAYLOAD_TOO_LARGE', detail: 'the request body is too large' },
+}
+
+/** Turns anything thrown while handling a request into a {@link JsonApiError}. */
+export function toJsonApiError (error: unknown): JsonApiError {
+  if (error instanceof JsonApiError) return error
+  const fastifyError = error as Partial<FastifyError> | undefined
+  const known = typeof fastifyError?.code === 'string' ? FASTIFY_CODES[fastifyError.code] : undefined
+  if (known !== undefined) {
+    return jsonApiError(known.code, { detail: known.detail, ...(known.pointer === undefined ? {} : { source: { pointer: known.pointer } }) })
+  }
+  if (error instanceof SyntaxError && fastifyError?.statusCode === 400) {
+    return jsonApiError('FJA_MALFORMED_JSON', { detail: 'the request body is not valid JSON', source: { pointer: '' } })
+  }
+  const status = fastifyError?.statusCode
+  if (!(error instanceof StorageError) && typeof status === 'number' && status >= 400 && status < 500) {
+    return new JsonApiError({ status, code: typeof fastifyError?.code === 'string' ? fastifyError.code : undefined, detail: fastifyError?.message })
+  }
+  return jsonApiError('FJA_INTERNAL', { detail: 'the server failed to handle the request' })
+}
+
+/**
+ * The plugin's error handler: renders every error as a JSON:API error document. Unexpected errors become a 500
+ * with no internals in the body and are logged through `request.log`.
+ */
+export function jsonApiErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const rendered = toJsonApiError(error)
+  if (rendered.statusCode >= 500) request.log.error({ err: error }, 'fastify-jsonapi: request failed')
+  return reply
+    .code(rendered.statusCode)
+    .headers(rendered.headers)
+    .type(JSONAPI_MEDIA_TYPE)
+    .send({ errors: rendered.errors, jsonapi: { version: '1.0' } })
+}

@@ -1,0 +1,45 @@
+import type { Kysely } from 'kysely'
+import type { ResourceDeclaration } from './schema/declaration.js'
+import type { Repository } from './repository/repository.js'
+
+/**
+ * Options of the `jsonApi` plugin.
+ *
+ * @example
+ * ```ts
+ * await app.register(jsonApi, {
+ *   db,                         // your Kysely<DB> instance
+ *   resources: [user, computer],
+ *   pagination: { defaultSize: 30, maxSize: 1000 },
+ * })
+ * ```
+ */
+export interface JsonApiOptions {
+  /** The Kysely instance the default repository uses. Required unless `repository` is given. */
+  readonly db?: Kysely<any>
+  /** A repository to use instead of the Kysely one (the storage seam). */
+  readonly repository?: Repository
+  /** The resource declarations. Types and paths must be unique. */
+  readonly resources: readonly ResourceDeclaration[]
+  /** Prepended to every link (`https://api.example.com`); links are relative paths by default. */
+  readonly baseUrl?: string
+  /** Pagination defaults for every resource. */
+  readonly pagination?: PaginationOptions
+  /** Include paths: maximum number of relationships in one path (default 3). */
+  readonly maxIncludeDepth?: number
+  /**
+   * Register a JSON:API 404 handler for unknown routes (default true). Turn it off when the application sets its
+   * own not-found handler.
+   */
+  readonly notFoundHandler?: boolean
+}
+
+/** Pagination settings. */
+export interface PaginationOptions {
+  /** Page size when the client sends no `page[size]` (default 30). */
+  readonly defaultSize?: number
+  /** The largest `page[size]` a client may ask for (default 1000); larger → 400. */
+  readonly maxSize?: number
+  /** Whether `page[size]=0` turns pagination off (default true). */
+  readonly allowUnpaged?: boolean
+}

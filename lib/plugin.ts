@@ -1,0 +1,87 @@
+import fastifyPlugin from 'fastify-plugin'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { JsonApiOptions } from './options.js'
+import { resolveResources } from './schema/resolve-resources.js'
+import { KyselyRepository } from './repository/kysely/kysely-repository.js'
+import { ResourceService } from './service/resource-service.js'
+import { jsonApiErrorHandler, JSONAPI_MEDIA_TYPE } from './errors/error-handler.js'
+import { jsonApiError } from './errors/error-codes.js'
+import { negotiate } from './request/media-type.js'
+import { registerResourceRoutes, type RouteContext } from './routes/resource-routes.js'
+import type { QueryLimits } from './request/read-query.js'
+
+/** An invalid plugin option; thrown at registration. */
+export class JsonApiOptionsError extends Error {
+  readonly code = 'FJA_INVALID_OPTIONS'
+  constructor (message: string) {
+    super(`fastify-jsonapi: ${message}`)
+    this.name = 'JsonApiOptionsError'
+  }
+}
+
+function positiveInteger (name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) throw new JsonApiOptionsError(`\`${name}\` must be a positive integer`)
+  return value
+}
+
+function resolveLimits (options: JsonApiOptions): QueryLimits {
+  const maxPageSize = positiveInteger('pagination.maxSize', options.pagination?.maxSize, 1000)
+  const defaultPageSize = positiveInteger('pagination.defaultSize', options.pagination?.defaultSize, 30)
+  if (defaultPageSize > maxPageSize) throw new JsonApiOptionsError('`pagination.defaultSize` must not exceed `pagination.maxSize`')
+  return Object.freeze({
+    defaultPageSize,
+    maxPageSize,
+    allowUnpaged: options.pagination?.allowUnpaged ?? true,
+    maxIncludeDepth: positiveInteger('maxIncludeDepth', options.maxIncludeDepth, 3),
+  })
+}
+
+const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin (fastify: FastifyInstance, options: JsonApiOptions) {
+  if (options.db === undefined && options.repository === undefined) {
+    throw new JsonApiOptionsError('pass your Kysely instance as `db` (or a `repository`)')
+  }
+  const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '')
+  const graph = resolveResources(options.resources)
+  const repository = options.repository ?? new KyselyRepository(options.db!)
+  const context: RouteContext = Object.freeze({
+    graph,
+    service: new ResourceService(graph, repository),
+    limits: resolveLimits(options),
+    baseUrl,
+  })
+
+  fastify.setErrorHandler(jsonApiErrorHandler)
+  fastify.addContentTypeParser(JSONAPI_MEDIA_TYPE, { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'))
+  fastify.addHook('onRequest', async function jsonApiNegotiation (request) {
+    negotiate(request)
+  })
+  if (options.notFoundHandler ?? true) {
+    fastify.setNotFoundHandler(async function jsonApiNotFound (request) {
+      throw jsonApiError('FJA_ROUTE_NOT_FOUND', { detail: `no route for ${request.method} ${request.url.split('?')[0]}` })
+    })
+  }
+  registerResourceRoutes(fastify, context)
+}
+
+/**
+ * The fastify-jsonapi plugin: registers, for every declared resource, the JSON:API collection and resource routes,
+ * the error handler, content negotiation and the JSON:API body parser, all in the plugin's own encapsulated scope.
+ *
+ * @example
+ * ```ts
+ * import Fastify from 'fastify'
+ * import { jsonApi, createEmbeddedDatabase } from 'fastify-jsonapi'
+ * import { user, computer } from './resources.js'
+ *
+ * const app = Fastify()
+ * const { db } = await createEmbeddedDatabase()
+ * await app.register(jsonApi, { db, resources: [user, computer] })
+ * // GET /users, POST /users, GET|PATCH|DELETE /users/:id …
+ * ```
+ */
+export const jsonApi = fastifyPlugin(plugin, {
+  fastify: '5.x',
+  name: 'fastify-jsonapi',
+  encapsulate: true,
+})

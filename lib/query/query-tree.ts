@@ -1,0 +1,74 @@
+/**
+ * The immutable query tree: what a request asks for, read once from the query string. Stages below the request
+ * reader (service, repository, document) see only these plain frozen objects, never the query string.
+ */
+
+/** One relationship to include, with the includes below it. */
+export interface IncludeNode {
+  readonly kind: 'include'
+  readonly relationship: string
+  readonly children: readonly IncludeNode[]
+}
+
+/** One sort key: an attribute of the resource, ascending or descending. */
+export interface SortNode {
+  readonly kind: 'sort'
+  /** The attribute name. */
+  readonly attribute: string
+  readonly descending: boolean
+}
+
+/** A page window. `size` 0 means unpaged (every row). */
+export interface PageNode {
+  readonly kind: 'page'
+  /** 1-based page number. */
+  readonly number: number
+  readonly size: number
+}
+
+/** The query of one request. */
+export interface QueryTree {
+  /** Sparse fieldsets: type → the fields to render. A type absent from the map renders every field. */
+  readonly fields: ReadonlyMap<string, ReadonlySet<string>>
+  readonly include: readonly IncludeNode[]
+  readonly sort: readonly SortNode[]
+  readonly page: PageNode
+}
+
+export function includeNode (relationship: string, children: readonly IncludeNode[] = []): IncludeNode {
+  return Object.freeze({ kind: 'include', relationship, children: Object.freeze([...children]) })
+}
+
+export function sortNode (attribute: string, descending = false): SortNode {
+  return Object.freeze({ kind: 'sort', attribute, descending })
+}
+
+export function pageNode (number: number, size: number): PageNode {
+  return Object.freeze({ kind: 'page', number, size })
+}
+
+export function queryTree (parts: Partial<QueryTree> & Pick<QueryTree, 'page'>): QueryTree {
+  return Object.freeze({
+    fields: parts.fields ?? new Map(),
+    include: Object.freeze([...(parts.include ?? [])]),
+    sort: Object.freeze([...(parts.sort ?? [])]),
+    page: parts.page,
+  })
+}
+
+/** Prints an include tree back to query-string syntax (`a.b,c`). */
+export function printInclude (nodes: readonly IncludeNode[]): string {
+  const paths: string[] = []
+  const walk = (node: IncludeNode, prefix: string): void => {
+    const path = prefix === '' ? node.relationship : `${prefix}.${node.relationship}`
+    if (node.children.length === 0) paths.push(path)
+    for (const child of node.children) walk(child, path)
+  }
+  for (const node of nodes) walk(node, '')
+  return paths.join(',')
+}
+
+/** Prints sort keys back to query-string syntax (`-age,name`). */
+export function printSort (nodes: readonly SortNode[]): string {
+  return nodes.map((node) => `${node.descending ? '-' : ''}${node.attribute}`).join(',')
+}

@@ -1,0 +1,236 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import type { Row } from '../../schema/declaration.js'
+import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
+import type { ColumnValues, FindManyQuery, RelatedRow, Repository } from '../repository.js'
+import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
+
+const OWNER = '__owner'
+
+function ids (values: readonly string[]): RawBuilder<unknown> {
+  return sql`any(${sql.val([...values])})`
+}
+
+function stringId (value: unknown): string {
+  return String(value)
+}
+
+/**
+ * The default repository: PostgreSQL through the application's own Kysely instance. Identifiers come only from the
+ * resource graph; every value is a bound parameter.
+ */
+export class KyselyRepository implements Repository {
+  readonly #db: Kysely<any>
+
+  constructor (db: Kysely<any>) {
+    this.#db = db
+  }
+
+  async #run<T> (work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      throw storageErrorFromPostgres(error)
+    }
+  }
+
+  #columns (resource: ResolvedResource, columns: readonly string[], alias?: string): string[] {
+    const unique = [...new Set([resource.idColumn, ...columns])]
+    return alias === undefined ? unique : unique.map((column) => `${alias}.${column}`)
+  }
+
+  findMany (resource: ResolvedResource, query: FindManyQuery): Promise<Row[]> {
+    return this.#run(async () => {
+      let builder = this.#db.selectFrom(resource.table).select(this.#columns(resource, query.columns))
+      for (const key of query.sort) {
+        const column = resource.attributes.get(key.attribute)?.column
+        if (column !== undefined) builder = builder.orderBy(column, key.descending ? 'desc' : 'asc')
+      }
+      builder = builder.orderBy(resource.idColumn, 'asc')
+      if (query.limit !== undefined) builder = builder.limit(query.limit)
+      if (query.offset > 0) builder = builder.offset(query.offset)
+      return await builder.execute()
+    })
+  }
+
+  count (resource: ResolvedResource): Promise<number> {
+    return this.#run(async () => {
+      const row = await this.#db.selectFrom(resource.table)
+        .select(sql<string>`count(*)`.as('count'))
+        .executeTakeFirstOrThrow()
+      return Number(row.count)
+    })
+  }
+
+  findById (resource: ResolvedResource, id: string, columns: readonly string[]): Promise<Row | undefined> {
+    return this.#run(() => this.#db.selectFrom(resource.table)
+      .select(this.#columns(resource, columns))
+      .where(resource.idColumn, '=', id)
+      .executeTakeFirst())
+  }
+
+  existingIds (resource: ResolvedResource, values: readonly string[]): Promise<Set<string>> {
+    if (values.length === 0) return Promise.resolve(new Set())
+    return this.#run(async () => {
+      const rows = await this.#db.selectFrom(resource.table)
+        .select(resource.idColumn)
+        .where(resource.idColumn, '=', ids(values))
+        .execute()
+      return new Set(rows.map((row) => stringId(row[resource.idColumn])))
+    })
+  }
+
+  findRelated (
+    owner: ResolvedResource,
+    relationship: ResolvedRelationship,
+    target: ResolvedResource,
+    ownerIds: readonly string[],
+    columns: readonly string[],
+  ): Promise<RelatedRow[]> {
+    if (ownerIds.length === 0) return Promise.resolve([])
+    return this.#run(async () => {
+      const storage = relationship.storage
+      const selected = this.#columns(target, columns, 't')
+      let rows: Row[]
+      if (storage.kind === 'foreign-key') {
+        rows = await this.#db.selectFrom(`${owner.table} as o`)
+          .innerJoin(`${target.table} as t`, `t.${target.idColumn}`, `o.${storage.column}`)
+          .select([...selected, `o.${owner.idColumn} as ${OWNER}`])
+          .where(`o.${owner.idColumn}`, '=', ids(ownerIds))
+          .orderBy(`t.${target.idColumn}`)
+          .execute()
+      } else if (storage.kind === 'inverse') {
+        rows = await this.#db.selectFrom(`${target.table} as t`)
+          .select([...selected, `t.${storage.column} as ${OWNER}`])
+          .where(`t.${storage.column}`, '=', ids(ownerIds))
+          .orderBy(`t.${target.idColumn}`)
+          .execute()
+      } else {
+        rows = await this.#db.selectFrom(`${storage.table} as j`)
+          .innerJoin(`${target.table} as t`, `t.${target.idColumn}`, `j.${storage.targetKey}`)
+          .select([...selected, `j.${storage.sourceKey} as ${OWNER}`])
+          .where(`j.${storage.sourceKey}`, '=', ids(ownerIds))
+          .orderBy(`t.${target.idColumn}`)
+          .execute()
+      }
+      return rows.map((row) => {
+        const { [OWNER]: ownerId, ...rest } = row
+        return { ownerId: stringId(ownerId), row: rest }
+      })
+    })
+  }
+
+  insert (resource: ResolvedResource, values: ColumnValues, id?: string): Promise<string> {
+    return this.#run(async () => {
+      const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
+      const builder = Object.keys(row).length === 0
+        ? this.#db.insertInto(resource.table).defaultValues()
+        : this.#db.insertInto(resource.table).values(row)
+      const inserted = await builder.returning(resource.idColumn).executeTakeFirstOrThrow()
+      return stringId(inserted[resource.idColumn])
+    })
+  }
+
+  update (resource: ResolvedResource, id: string, values: ColumnValues): Promise<boolean> {
+    return this.#run(async () => {
+      if (Object.keys(values).length === 0) {
+        return (await this.existingIds(resource, [id])).size > 0
+      }
+      const result = await this.#db.updateTable(resource.table)
+        .set(values)
+        .where(resource.idColumn, '=', id)
+        .executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    })
+  }
+
+  delete (resource: ResolvedResource, id: string): Promise<boolean> {
+    return this.#run(async () => {
+      const result = await this.#db.deleteFrom(resource.table)
+        .where(resource.idColumn, '=', id)
+        .executeTakeFirst()
+      return result.numDeletedRows > 0n
+    })
+  }
+
+  replaceLinks (owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void> {
+    return this.#run(async () => {
+      const storage = relationship.storage
+      if (storage.kind === 'foreign-key') {
+        await this.#db.updateTable(owner.table)
+          .set({ [storage.column]: targetIds[0] ?? null })
+          .where(owner.idColumn, '=', ownerId)
+          .execute()
+        return
+      }
+      if (storage.kind === 'inverse') {
+        let unlink = this.#db.updateTable(target.table)
+          .set({ [storage.column]: null })
+          .where(storage.column, '=', ownerId)
+        if (targetIds.length > 0) unlink = unlink.where(target.idColumn, '<>', sql`all(${sql.val([...targetIds])})`)
+        await unlink.execute()
+      } else {
+        let unlink = this.#db.deleteFrom(storage.table).where(storage.sourceKey, '=', ownerId)
+        if (targetIds.length > 0) unlink = unlink.where(storage.targetKey, '<>', sql`all(${sql.val([...targetIds])})`)
+        await unlink.execute()
+      }
+      await this.addLinks(owner, relationship, target, ownerId, targetIds)
+    })
+  }
+
+  addLinks (owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void> {
+    if (targetIds.length === 0) return Promise.resolve()
+    return this.#run(async () => {
+      const storage = relationship.storage
+      if (storage.kind === 'foreign-key') {
+        await this.replaceLinks(owner, relationship, target, ownerId, targetIds)
+      } else if (storage.kind === 'inverse') {
+        await this.#db.updateTable(target.table)
+          .set({ [storage.column]: ownerId })
+          .where(target.idColumn, '=', ids(targetIds))
+          .execute()
+      } else {
+        const present = await this.#db.selectFrom(storage.table)
+          .select(storage.targetKey)
+          .where(storage.sourceKey, '=', ownerId)
+          .where(storage.targetKey, '=', ids(targetIds))
+          .execute()
+        const linked = new Set(present.map((row) => stringId(row[storage.targetKey])))
+        const missing = [...new Set(targetIds)].filter((targetId) => !linked.has(targetId))
+        if (missing.length === 0) return
+        await this.#db.insertInto(storage.table)
+          .values(missing.map((targetId) => ({ ...storage.values, [storage.sourceKey]: ownerId, [storage.targetKey]: targetId })))
+          .execute()
+      }
+    })
+  }
+
+  removeLinks (owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void> {
+    if (targetIds.length === 0) return Promise.resolve()
+    return this.#run(async () => {
+      const storage = relationship.storage
+      if (storage.kind === 'foreign-key') {
+        await this.#db.updateTable(owner.table)
+          .set({ [storage.column]: null })
+          .where(owner.idColumn, '=', ownerId)
+          .where(storage.column, '=', ids(targetIds))
+          .execute()
+      } else if (storage.kind === 'inverse') {
+        await this.#db.updateTable(target.table)
+          .set({ [storage.column]: null })
+          .where(storage.column, '=', ownerId)
+          .where(target.idColumn, '=', ids(targetIds))
+          .execute()
+      } else {
+        await this.#db.deleteFrom(storage.table)
+          .where(storage.sourceKey, '=', ownerId)
+          .where(storage.targetKey, '=', ids(targetIds))
+          .execute()
+      }
+    })
+  }
+
+  transaction<T> (work: (repository: Repository) => Promise<T>): Promise<T> {
+    if (this.#db.isTransaction) return work(this)
+    return this.#db.transaction().execute((trx) => work(new KyselyRepository(trx)))
+  }
+}

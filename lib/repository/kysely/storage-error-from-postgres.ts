@@ -1,0 +1,47 @@
+import { StorageError, type StorageErrorKind } from '../repository.js'
+
+const KINDS: Readonly<Record<string, StorageErrorKind>> = {
+  23505: 'unique',
+  23503: 'foreign-key',
+  23502: 'not-null',
+  23514: 'check',
+  '22P02': 'invalid-value',
+  22003: 'invalid-value',
+  22007: 'invalid-value',
+  22008: 'invalid-value',
+  22023: 'invalid-value',
+  '22P05': 'invalid-value',
+  22001: 'too-long',
+  40001: 'conflict',
+  '40P01': 'conflict',
+}
+
+interface PostgresErrorLike {
+  readonly code?: unknown
+  readonly table?: unknown
+  readonly column?: unknown
+  readonly constraint?: unknown
+  readonly detail?: unknown
+}
+
+/**
+ * Translates a PostgreSQL error (node-postgres and PGlite both carry SQLSTATE in `code`) into a
+ * {@link StorageError}; any other error is returned unchanged.
+ */
+export function storageErrorFromPostgres (error: unknown): unknown {
+  if (typeof error !== 'object' || error === null) return error
+  const pgError = error as PostgresErrorLike
+  const kind = typeof pgError.code === 'string' ? KINDS[pgError.code] : undefined
+  if (kind === undefined) return error
+  const columns: string[] = []
+  if (typeof pgError.column === 'string') columns.push(pgError.column)
+  // "Key (parent_id, child_id)=(1, 2) already exists."
+  const key = typeof pgError.detail === 'string' ? /^Key \(([^)]+)\)=/.exec(pgError.detail) : null
+  if (key !== null) columns.push(...key[1].split(',').map((column) => column.trim().replace(/^"|"$/g, '')))
+  return new StorageError(kind, kind, {
+    table: typeof pgError.table === 'string' ? pgError.table : undefined,
+    columns,
+    constraint: typeof pgError.constraint === 'string' ? pgError.constraint : undefined,
+    cause: error,
+  })
+}

@@ -1,0 +1,89 @@
+import type { Row } from '../schema/declaration.js'
+import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import type { SortNode } from '../query/query-tree.js'
+
+/** A row read for a related resource, with the id of the owner it belongs to. */
+export interface RelatedRow {
+  readonly ownerId: string
+  readonly row: Row
+}
+
+/** What to read of many rows. */
+export interface FindManyQuery {
+  /** Columns to select besides the id (which is always selected). */
+  readonly columns: readonly string[]
+  readonly sort: readonly SortNode[]
+  /** Rows to skip and rows to return; no limit when undefined. */
+  readonly offset: number
+  readonly limit: number | undefined
+}
+
+/** Column name → value bound in SQL. */
+export type ColumnValues = Readonly<Record<string, unknown>>
+
+/**
+ * The storage seam. The service speaks JSON:API; a repository only stores and reads rows. Ids cross this
+ * interface as strings. Every method of a repository obtained from {@link Repository.transaction} runs in that
+ * transaction.
+ *
+ * Implementations translate their driver's constraint errors into {@link StorageError}s.
+ */
+export interface Repository {
+  /** Rows of a resource in the given order and window; each row has the id column. */
+  findMany(resource: ResolvedResource, query: FindManyQuery): Promise<Row[]>
+  /** The number of rows of a resource. */
+  count(resource: ResolvedResource): Promise<number>
+  /** One row by id, or undefined. */
+  findById(resource: ResolvedResource, id: string, columns: readonly string[]): Promise<Row | undefined>
+  /** The subset of `ids` that exist. */
+  existingIds(resource: ResolvedResource, ids: readonly string[]): Promise<Set<string>>
+  /**
+   * The related rows of every owner in `ownerIds` (one query, whatever their number), ordered by the related id.
+   * `columns` are columns of the related resource's table.
+   */
+  findRelated(
+    owner: ResolvedResource,
+    relationship: ResolvedRelationship,
+    target: ResolvedResource,
+    ownerIds: readonly string[],
+    columns: readonly string[],
+  ): Promise<RelatedRow[]>
+  /** Inserts a row and returns its id. `id` is a client-generated id, when given. */
+  insert(resource: ResolvedResource, values: ColumnValues, id?: string): Promise<string>
+  /** Updates a row; false when it does not exist. An empty `values` only checks existence. */
+  update(resource: ResolvedResource, id: string, values: ColumnValues): Promise<boolean>
+  /** Deletes a row; false when it does not exist. */
+  delete(resource: ResolvedResource, id: string): Promise<boolean>
+  /**
+   * Replaces the links of a relationship stored outside the owner's row (inverse foreign key or join table):
+   * afterwards exactly `targetIds` are linked to the owner.
+   */
+  replaceLinks(owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void>
+  /** Links `targetIds` to the owner in addition to the present links (to-many). */
+  addLinks(owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void>
+  /** Unlinks `targetIds` from the owner (to-many). */
+  removeLinks(owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void>
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (repository: Repository) => Promise<T>): Promise<T>
+}
+
+/** The kinds of constraint failure a repository reports. */
+export type StorageErrorKind = 'unique' | 'foreign-key' | 'not-null' | 'check' | 'invalid-value' | 'too-long' | 'conflict'
+
+/** A storage failure the service can explain to the client. */
+export class StorageError extends Error {
+  readonly kind: StorageErrorKind
+  /** The table and columns involved, when the storage reports them. */
+  readonly table: string | undefined
+  readonly columns: readonly string[]
+  readonly constraint: string | undefined
+
+  constructor (kind: StorageErrorKind, message: string, details: { table?: string; columns?: readonly string[]; constraint?: string; cause?: unknown } = {}) {
+    super(message, { cause: details.cause })
+    this.name = 'StorageError'
+    this.kind = kind
+    this.table = details.table
+    this.columns = details.columns ?? []
+    this.constraint = details.constraint
+  }
+}

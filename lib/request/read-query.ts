@@ -1,0 +1,135 @@
+import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import { jsonApiError } from '../errors/error-codes.js'
+import {
+  includeNode, pageNode, queryTree, sortNode, type IncludeNode, type QueryTree, type SortNode,
+} from '../query/query-tree.js'
+
+/** The limits a query must keep, resolved from the plugin options. */
+export interface QueryLimits {
+  readonly defaultPageSize: number
+  readonly maxPageSize: number
+  readonly allowUnpaged: boolean
+  readonly maxIncludeDepth: number
+}
+
+type RawQuery = Readonly<Record<string, unknown>>
+
+const FAMILY = /^([a-z]+)(\[[^\]]*\])?$/
+
+function invalid (parameter: string, detail: string): Error {
+  return jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail, source: { parameter } })
+}
+
+function single (raw: RawQuery, parameter: string): string | undefined {
+  const value = raw[parameter]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw invalid(parameter, `'${parameter}' may be given only once`)
+  return value
+}
+
+/**
+ * Reads the query string of a request that returns resources into a {@link QueryTree}. Every mistake is a 400
+ * naming the exact parameter. Parameters whose names are not all-lowercase (application parameters) pass through.
+ *
+ * @param collection whether the request returns a collection (page and sort apply)
+ */
+export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean): QueryTree {
+  for (const name of Object.keys(raw)) {
+    const family = FAMILY.exec(name)
+    if (family === null) continue
+    const [, base, bracket] = family
+    if (base === 'fields' && bracket !== undefined) continue
+    if (base === 'page' && (bracket === '[number]' || bracket === '[size]')) continue
+    if ((base === 'include' || base === 'sort') && bracket === undefined) continue
+    if (base === 'filter') throw invalid(name, 'filtering is not supported by this version of fastify-jsonapi')
+    throw invalid(name, `'${name}' is not a supported query parameter (JSON:API reserves all-lowercase names)`)
+  }
+  return queryTree({
+    fields: readFields(raw, graph),
+    include: readInclude(single(raw, 'include'), resource, graph, limits.maxIncludeDepth),
+    sort: collection ? readSort(single(raw, 'sort'), resource) : [],
+    page: collection ? readPage(raw, limits) : pageNode(1, 0),
+  })
+}
+
+function readFields (raw: RawQuery, graph: ResourceGraph): ReadonlyMap<string, ReadonlySet<string>> {
+  const fields = new Map<string, ReadonlySet<string>>()
+  for (const name of Object.keys(raw)) {
+    if (!name.startsWith('fields[')) continue
+    const type = name.slice('fields['.length, -1)
+    const resource = graph.findResource(type)
+    if (resource === undefined) throw invalid(name, `'${type}' is not a resource type`)
+    const value = single(raw, name) ?? ''
+    const names = value === '' ? [] : value.split(',')
+    for (const field of names) {
+      const attribute = resource.attributes.get(field)
+      if ((attribute === undefined || attribute.hidden) && !resource.relationships.has(field)) {
+        throw invalid(name, `'${field}' is not a field of '${type}'`)
+      }
+    }
+    fields.set(type, new Set(names))
+  }
+  return fields
+}
+
+function readInclude (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph, maxDepth: number): IncludeNode[] {
+  if (value === undefined || value === '') return []
+  const root = new Map<string, Map<string, unknown>>()
+  for (const path of value.split(',')) {
+    const steps = path.split('.')
+    if (steps.length > maxDepth) {
+      throw invalid('include', `'${path}' is deeper than the maximum include depth of ${maxDepth}`)
+    }
+    let owner = resource
+    let level = root
+    for (const step of steps) {
+      const relationship = owner.relationships.get(step)
+      if (relationship === undefined) {
+        throw invalid('include', `'${path}': '${step}' is not a relationship of '${owner.type}'`)
+      }
+      let next = level.get(step) as Map<string, Map<string, unknown>> | undefined
+      if (next === undefined) {
+        next = new Map()
+        level.set(step, next)
+      }
+      level = next
+      owner = graph.getResource(relationship.targetType)
+    }
+  }
+  const build = (level: Map<string, unknown>): IncludeNode[] =>
+    [...level].map(([name, children]) => includeNode(name, build(children as Map<string, unknown>)))
+  return build(root)
+}
+
+function readSort (value: string | undefined, resource: ResolvedResource): SortNode[] {
+  if (value === undefined) return []
+  const seen = new Set<string>()
+  return value.split(',').map((key) => {
+    const descending = key.startsWith('-')
+    const name = descending ? key.slice(1) : key
+    const attribute = resource.attributes.get(name)
+    if (name === '') throw invalid('sort', 'empty sort key')
+    if (attribute === undefined || attribute.hidden) throw invalid('sort', `'${name}' is not an attribute of '${resource.type}'`)
+    if (!attribute.sortable) throw invalid('sort', `'${name}' of '${resource.type}' is not sortable`)
+    if (seen.has(name)) throw invalid('sort', `'${name}' is given more than once`)
+    seen.add(name)
+    return sortNode(name, descending)
+  })
+}
+
+function readInteger (raw: RawQuery, parameter: string, minimum: number): number | undefined {
+  const value = single(raw, parameter)
+  if (value === undefined) return undefined
+  if (!/^\d{1,9}$/.test(value)) throw invalid(parameter, `'${value}' is not a non-negative integer`)
+  const number = Number(value)
+  if (number < minimum) throw invalid(parameter, `must be at least ${minimum}`)
+  return number
+}
+
+function readPage (raw: RawQuery, limits: QueryLimits) {
+  const number = readInteger(raw, 'page[number]', 1) ?? 1
+  const size = readInteger(raw, 'page[size]', 0) ?? limits.defaultPageSize
+  if (size === 0 && !limits.allowUnpaged) throw invalid('page[size]', 'must be at least 1: unpaged reads are turned off')
+  if (size > limits.maxPageSize) throw invalid('page[size]', `must be at most ${limits.maxPageSize}`)
+  return pageNode(size === 0 ? 1 : number, size)
+}

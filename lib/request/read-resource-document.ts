@@ -1,0 +1,178 @@
+import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import type { JsonApiErrorInit } from '../errors/json-api-error.js'
+import { JsonApiError } from '../errors/json-api-error.js'
+import { errorInit, jsonApiError } from '../errors/error-codes.js'
+import { readLinkage } from './read-linkage.js'
+
+/** The linkage a write body sets for one relationship. */
+export interface LinkageInput {
+  readonly relationship: ResolvedRelationship
+  /** The related ids; `null` clears a to-one relationship. */
+  readonly ids: readonly string[] | null
+  /** Pointer of the relationship's `data` member, for errors. */
+  readonly pointer: string
+}
+
+/** A validated create or update body. */
+export interface ResourceInput {
+  /** A client-generated id (create) or the resource's id (update). */
+  readonly id: string | undefined
+  /** Attribute name → wire value, only the attributes sent. */
+  readonly attributes: Readonly<Record<string, unknown>>
+  readonly relationships: readonly LinkageInput[]
+}
+
+const DATA_MEMBERS = new Set(['type', 'id', 'lid', 'attributes', 'relationships', 'links', 'meta'])
+
+function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function escapeToken (name: string): string {
+  return name.replace(/~/g, '~0').replace(/\//g, '~1')
+}
+
+function notDocument (pointer: string, detail: string): JsonApiError {
+  return jsonApiError('FJA_INVALID_DOCUMENT', { detail, source: { pointer } })
+}
+
+/**
+ * Reads the body of a create (`POST <path>`) or update (`PATCH <path>/<id>`) request: structure (400), type and id
+ * (409, 403), then attributes and relationships (422, one error object per field).
+ *
+ * @param base the pointer of the resource object in the request (`/data`, or `/atomic:operations/0/data`)
+ */
+export function readResourceDocument (body: unknown, resource: ResolvedResource, mode: 'create' | 'update', pathId?: string): ResourceInput {
+  if (!isObject(body)) throw notDocument('', 'the request body must be a JSON object with a `data` member')
+  if (!('data' in body)) throw notDocument('', 'the request body has no `data` member')
+  return readResourceObject(body.data, resource, mode, '/data', pathId)
+}
+
+/** Reads one resource object (the `data` of a write body) at `base`. */
+export function readResourceObject (data: unknown, resource: ResolvedResource, mode: 'create' | 'update', base: string, pathId?: string): ResourceInput {
+  if (!isObject(data)) throw notDocument(base, '`data` must be a resource object')
+  for (const member of Object.keys(data)) {
+    if (!DATA_MEMBERS.has(member)) throw notDocument(`${base}/${escapeToken(member)}`, `'${member}' is not a member of a resource object`)
+  }
+  if (typeof data.type !== 'string') throw notDocument(`${base}/type`, '`type` is required and must be a string')
+  if (data.type !== resource.type) {
+    throw jsonApiError('FJA_TYPE_CONFLICT', {
+      detail: `the type '${data.type}' does not match this endpoint's type '${resource.type}'`,
+      source: { pointer: `${base}/type` },
+    })
+  }
+  const id = readId(data, resource, mode, base, pathId)
+  const problems: JsonApiErrorInit[] = []
+  const attributes = readAttributes(data, resource, mode, base, problems)
+  const relationships = readRelationships(data, resource, mode, base, problems)
+  if (problems.length > 0) throw JsonApiError.many(problems)
+  return { id, attributes, relationships }
+}
+
+function readId (data: Record<string, unknown>, resource: ResolvedResource, mode: 'create' | 'update', base: string, pathId?: string): string | undefined {
+  const id = data.id
+  if (id !== undefined && typeof id !== 'string') throw notDocument(`${base}/id`, '`id` must be a string')
+  if (mode === 'update') {
+    if (id === undefined) throw notDocument(`${base}/id`, '`id` is required to update a resource')
+    if (pathId !== undefined && id !== pathId) {
+      throw jsonApiError('FJA_ID_CONFLICT', {
+        detail: `the id '${id}' does not match the id '${pathId}' of the URL`,
+        source: { pointer: `${base}/id` },
+      })
+    }
+    return id
+  }
+  if (id === undefined) {
+    if (resource.clientIds === 'required') {
+      throw jsonApiError('FJA_MISSING_FIELD', {
+        detail: `'${resource.type}' resources need a client-generated id`,
+        source: { pointer: base },
+        meta: { field: 'id' },
+      })
+    }
+    return undefined
+  }
+  if (resource.clientIds === 'forbidden') {
+    throw jsonApiError('FJA_CLIENT_ID_FORBIDDEN', {
+      detail: `'${resource.type}' resources do not accept client-generated ids`,
+      source: { pointer: `${base}/id` },
+    })
+  }
+  return id
+}
+
+function readAttributes (data: Record<string, unknown>, resource: ResolvedResource, mode: 'create' | 'update', base: string, problems: JsonApiErrorInit[]): Record<string, unknown> {
+  const raw = data.attributes ?? {}
+  if (!isObject(raw)) throw notDocument(`${base}/attributes`, '`attributes` must be an object')
+  const pointer = data.attributes === undefined ? base : `${base}/attributes`
+  const schema = mode === 'create' ? resource.inputs.createSchema : resource.inputs.updateSchema
+  const accepted: Record<string, unknown> = {}
+  const refused = new Set<string>()
+  for (const [name, value] of Object.entries(raw)) {
+    const attribute = resource.attributes.get(name)
+    const inSchema = Object.prototype.hasOwnProperty.call(schema.properties, name)
+    if (attribute !== undefined && !inSchema && (attribute.readOnly || (mode === 'update' && attribute.createOnly))) {
+      refused.add(name)
+      problems.push(errorInit('FJA_READ_ONLY_FIELD', {
+        detail: attribute.readOnly ? `'${name}' is set by the server and cannot be written` : `'${name}' can only be set when the resource is created`,
+        source: { pointer: `${base}/attributes/${escapeToken(name)}` },
+      }))
+      continue
+    }
+    accepted[name] = value
+  }
+  const check = mode === 'create' ? resource.inputs.create : resource.inputs.update
+  for (const problem of check.check(accepted)) {
+    if (problem.kind === 'missing') {
+      problems.push(errorInit('FJA_MISSING_FIELD', {
+        detail: `the attribute '${problem.field}' is required`,
+        source: { pointer },
+        meta: { field: problem.field },
+      }))
+    } else if (problem.kind === 'unknown') {
+      const detail = resource.relationships.has(problem.field)
+        ? `'${problem.field}' is a relationship of '${resource.type}': send it in \`relationships\``
+        : `'${problem.field}' is not an attribute of '${resource.type}'`
+      problems.push(errorInit('FJA_UNKNOWN_FIELD', { detail, source: { pointer: `${base}/attributes${problem.path}` } }))
+    } else {
+      problems.push(errorInit('FJA_VALIDATION', {
+        detail: `'${problem.field}' ${problem.message.charAt(0).toLowerCase()}${problem.message.slice(1)}`,
+        source: { pointer: `${base}/attributes${problem.path}` },
+      }))
+    }
+  }
+  return accepted
+}
+
+function readRelationships (data: Record<string, unknown>, resource: ResolvedResource, mode: 'create' | 'update', base: string, problems: JsonApiErrorInit[]): LinkageInput[] {
+  const raw = data.relationships ?? {}
+  if (!isObject(raw)) throw notDocument(`${base}/relationships`, '`relationships` must be an object')
+  const inputs: LinkageInput[] = []
+  for (const [name, value] of Object.entries(raw)) {
+    const pointer = `${base}/relationships/${escapeToken(name)}`
+    const relationship = resource.relationships.get(name)
+    if (relationship === undefined) {
+      const detail = resource.attributes.has(name)
+        ? `'${name}' is an attribute of '${resource.type}': send it in \`attributes\``
+        : `'${name}' is not a relationship of '${resource.type}'`
+      problems.push(errorInit('FJA_UNKNOWN_FIELD', { detail, source: { pointer } }))
+      continue
+    }
+    if (!isObject(value) || !('data' in value)) throw notDocument(pointer, 'a relationship must be an object with a `data` member')
+    inputs.push({ relationship, ids: readLinkage(value.data, relationship, `${pointer}/data`), pointer: `${pointer}/data` })
+  }
+  if (mode === 'create') {
+    for (const relationship of resource.relationships.values()) {
+      if (!relationship.required) continue
+      const given = inputs.find((input) => input.relationship === relationship)
+      if (given === undefined) {
+        problems.push(errorInit('FJA_REQUIRED_RELATIONSHIP', {
+          detail: `the relationship '${relationship.name}' is required`,
+          source: { pointer: data.relationships === undefined ? base : `${base}/relationships` },
+          meta: { field: relationship.name },
+        }))
+      }
+    }
+  }
+  return inputs
+}

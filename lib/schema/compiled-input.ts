@@ -1,0 +1,80 @@
+import { FormatRegistry, type TObject } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { ValueErrorType } from '@sinclair/typebox/errors'
+
+/** One problem found in an input object. `path` is a JSON pointer relative to the object. */
+export interface InputProblem {
+  readonly kind: 'missing' | 'unknown' | 'invalid'
+  /** The member the problem is about (top-level name). */
+  readonly field: string
+  /** A JSON pointer inside the input, e.g. `/age` or `/words/2`. */
+  readonly path: string
+  readonly message: string
+}
+
+/** A compiled check of one input schema (the attributes of a create or an update). */
+export interface CompiledInput {
+  /** Every problem of the value, at most one per path, in schema order. */
+  readonly check: (value: unknown) => readonly InputProblem[]
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:?\d{2})$/
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Whether a string is a real calendar date `YYYY-MM-DD`. */
+export function isDate (value: string): boolean {
+  const match = DATE.exec(value)
+  if (match === null) return false
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+}
+
+function registerFormats (): void {
+  const formats: Record<string, (value: string) => boolean> = {
+    date: isDate,
+    'date-time': (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)) && isDate(value.slice(0, 10)),
+    email: (value) => EMAIL.test(value),
+    uuid: (value) => UUID.test(value),
+  }
+  for (const [name, check] of Object.entries(formats)) {
+    if (!FormatRegistry.Has(name)) FormatRegistry.Set(name, check)
+  }
+}
+
+const MESSAGES: Partial<Record<ValueErrorType, string>> = {
+  [ValueErrorType.ObjectRequiredProperty]: 'is required',
+  [ValueErrorType.ObjectAdditionalProperties]: 'is not a known field',
+}
+
+/**
+ * Compiles an input schema once (at registration). The check reports every invalid member with a pointer, so that
+ * a response can carry one error object per field.
+ */
+export function compileInput (schema: TObject): CompiledInput {
+  registerFormats()
+  const compiled = TypeCompiler.Compile(schema)
+  return {
+    check (value) {
+      if (compiled.Check(value)) return []
+      const problems: InputProblem[] = []
+      const seen = new Set<string>()
+      for (const error of compiled.Errors(value)) {
+        if (seen.has(error.path)) continue
+        seen.add(error.path)
+        const field = decodePointerToken(error.path.split('/')[1] ?? '')
+        const kind = error.type === ValueErrorType.ObjectRequiredProperty
+          ? 'missing'
+          : error.type === ValueErrorType.ObjectAdditionalProperties ? 'unknown' : 'invalid'
+        problems.push({ kind, field, path: error.path, message: MESSAGES[error.type] ?? error.message })
+      }
+      return problems
+    },
+  }
+}
+
+function decodePointerToken (token: string): string {
+  return token.replace(/~1/g, '/').replace(/~0/g, '~')
+}

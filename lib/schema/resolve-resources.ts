@@ -1,0 +1,259 @@
+import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import type { AttributeDeclaration, RelationshipDeclaration, ResourceDeclaration } from './declaration.js'
+import { compileInput } from './compiled-input.js'
+import type {
+  RelationshipStorage, ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat,
+} from './resolved.js'
+
+/** A resource declaration that cannot be served; thrown at registration. */
+export class ResourceConfigError extends Error {
+  readonly code = 'FJA_INVALID_DECLARATION'
+  constructor (resource: string, field: string | undefined, message: string) {
+    super(`fastify-jsonapi: resource '${resource}'${field === undefined ? '' : `, field '${field}'`}: ${message}`)
+    this.name = 'ResourceConfigError'
+  }
+}
+
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?$/
+const RESERVED_FIELDS = new Set(['id', 'type', 'links', 'relationships'])
+
+/**
+ * Resolves the declarations into an immutable resource graph: every default applied, every reference checked,
+ * input schemas derived and compiled. Throws a {@link ResourceConfigError} naming the resource and field at fault.
+ */
+export function resolveResources (declarations: readonly ResourceDeclaration[]): ResourceGraph {
+  if (!Array.isArray(declarations) || declarations.length === 0) {
+    throw new ResourceConfigError('(none)', undefined, 'the `resources` option must be a non-empty array')
+  }
+  const byType = new Map<string, ResourceDeclaration>()
+  const paths = new Map<string, string>()
+  for (const declaration of declarations) {
+    const type = declaration?.type
+    if (typeof type !== 'string' || !NAME.test(type)) {
+      throw new ResourceConfigError(String(type), undefined, 'the type name must be letters, digits, `-` or `_`')
+    }
+    if (byType.has(type)) throw new ResourceConfigError(type, undefined, 'the type is declared twice')
+    byType.set(type, declaration)
+    const path = resolvePath(declaration)
+    const other = paths.get(path)
+    if (other !== undefined) {
+      throw new ResourceConfigError(type, undefined, `the path '${path}' is already used by resource '${other}'`)
+    }
+    paths.set(path, type)
+  }
+
+  const resources = new Map<string, ResolvedResource>()
+  for (const declaration of declarations) {
+    resources.set(declaration.type, resolveResource(declaration, byType))
+  }
+  const list = Object.freeze([...resources.values()])
+  return Object.freeze({
+    resources: list,
+    findResource: (type: string) => resources.get(type),
+    getResource (type: string) {
+      const resource = resources.get(type)
+      if (resource === undefined) throw new Error(`fastify-jsonapi: unknown resource type '${type}'`)
+      return resource
+    },
+  })
+}
+
+function resolvePath (declaration: ResourceDeclaration): string {
+  const path = declaration.path ?? `/${declaration.type}`
+  if (!/^\/[A-Za-z0-9_\-./]*[A-Za-z0-9_-]$/.test(path) || path.includes('//') || path.includes(':')) {
+    throw new ResourceConfigError(declaration.type, undefined, `the path '${path}' must start with '/' and not end with '/'`)
+  }
+  return path
+}
+
+function resolveResource (declaration: ResourceDeclaration, byType: ReadonlyMap<string, ResourceDeclaration>): ResolvedResource {
+  const type = declaration.type
+  const idKind = declaration.id?.kind ?? 'integer'
+  if (idKind !== 'integer' && idKind !== 'uuid') {
+    throw new ResourceConfigError(type, 'id', `unknown id kind '${String(idKind)}' (integer or uuid)`)
+  }
+  const clientIds = declaration.clientIds ?? 'forbidden'
+  if (!['forbidden', 'allowed', 'required'].includes(clientIds)) {
+    throw new ResourceConfigError(type, 'clientIds', `unknown policy '${String(clientIds)}'`)
+  }
+  const attributes = new Map<string, ResolvedAttribute>()
+  for (const [name, attribute] of Object.entries(declaration.attributes ?? {})) {
+    attributes.set(name, resolveAttribute(type, name, attribute))
+  }
+  const relationships = new Map<string, ResolvedRelationship>()
+  for (const [name, relationship] of Object.entries(declaration.relationships ?? {})) {
+    checkFieldName(type, name)
+    if (attributes.has(name)) throw new ResourceConfigError(type, name, 'is both an attribute and a relationship')
+    relationships.set(name, resolveRelationship(declaration, name, relationship, byType))
+  }
+  const createSchema = closedObject(type, 'input.create', declaration.input?.create) ?? deriveInputSchema(attributes, 'create')
+  const updateSchema = closedObject(type, 'input.update', declaration.input?.update) ?? deriveInputSchema(attributes, 'update')
+  const routes = declaration.routes ?? {}
+  return Object.freeze({
+    type,
+    path: resolvePath(declaration),
+    table: checkIdentifier(type, 'table', declaration.table ?? type),
+    idColumn: checkIdentifier(type, 'id', declaration.id?.column ?? 'id'),
+    idKind,
+    clientIds,
+    attributes,
+    relationships,
+    visibleAttributes: Object.freeze([...attributes.values()].filter((attribute) => !attribute.hidden)),
+    routes: Object.freeze({
+      list: routes.list ?? true,
+      create: routes.create ?? true,
+      read: routes.read ?? true,
+      update: routes.update ?? true,
+      delete: routes.delete ?? true,
+    }),
+    inputs: Object.freeze({
+      create: compileInput(createSchema),
+      update: compileInput(updateSchema),
+      createSchema,
+      updateSchema,
+    }),
+  })
+}
+
+/** A user's input schema, closed to unknown members unless it says otherwise. */
+function closedObject (type: string, field: string, schema: TObject | undefined): TObject | undefined {
+  if (schema === undefined) return undefined
+  if (schema?.type !== 'object' || typeof schema.properties !== 'object') {
+    throw new ResourceConfigError(type, field, 'must be a TypeBox Type.Object schema')
+  }
+  return schema.additionalProperties === undefined ? { ...schema, additionalProperties: false } : schema
+}
+
+function checkFieldName (type: string, name: string): void {
+  if (!NAME.test(name)) throw new ResourceConfigError(type, name, 'field names must be letters, digits, `-` or `_`')
+  if (RESERVED_FIELDS.has(name)) throw new ResourceConfigError(type, name, 'is reserved by JSON:API')
+}
+
+function checkIdentifier (type: string, field: string, identifier: unknown): string {
+  if (typeof identifier !== 'string' || !/^[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)?$/.test(identifier)) {
+    throw new ResourceConfigError(type, field, `'${String(identifier)}' is not a valid SQL identifier`)
+  }
+  return identifier
+}
+
+function resolveAttribute (type: string, name: string, attribute: AttributeDeclaration): ResolvedAttribute {
+  checkFieldName(type, name)
+  if (attribute?.schema === undefined || typeof attribute.schema !== 'object') {
+    throw new ResourceConfigError(type, name, 'needs a TypeBox `schema`')
+  }
+  const derived = attribute.derived
+  if (derived !== undefined && (typeof derived.compute !== 'function' || !Array.isArray(derived.columns))) {
+    throw new ResourceConfigError(type, name, '`derived` needs `columns` and a `compute` function')
+  }
+  const column = derived === undefined ? checkIdentifier(type, name, attribute.column ?? name) : undefined
+  const hidden = attribute.hidden ?? false
+  const stored = derived === undefined && !hidden
+  const hasDefault = Object.prototype.hasOwnProperty.call(attribute, 'default')
+  const format = valueFormat(attribute.schema, attribute.storage)
+  return Object.freeze({
+    name,
+    schema: attribute.schema,
+    column,
+    required: attribute.required ?? false,
+    readOnly: attribute.readOnly === true || derived !== undefined,
+    createOnly: attribute.createOnly ?? false,
+    hidden,
+    filterable: attribute.filterable ?? stored,
+    sortable: attribute.sortable ?? stored,
+    nullable: isNullable(attribute.schema),
+    hasDefault,
+    defaultValue: attribute.default,
+    derived,
+    format,
+    selects: Object.freeze(derived === undefined ? [column as string] : derived.columns.map((c) => checkIdentifier(type, name, c))),
+  })
+}
+
+function resolveRelationship (
+  declaration: ResourceDeclaration,
+  name: string,
+  relationship: RelationshipDeclaration,
+  byType: ReadonlyMap<string, ResourceDeclaration>,
+): ResolvedRelationship {
+  const type = declaration.type
+  if (relationship?.kind !== 'to-one' && relationship?.kind !== 'to-many') {
+    throw new ResourceConfigError(type, name, "`kind` must be 'to-one' or 'to-many'")
+  }
+  const target = byType.get(relationship.type)
+  if (target === undefined) {
+    throw new ResourceConfigError(type, name, `the related type '${String(relationship.type)}' is not declared`)
+  }
+  let storage: RelationshipStorage
+  if ('foreignKey' in relationship) {
+    if (relationship.kind !== 'to-one') throw new ResourceConfigError(type, name, 'a `foreignKey` relationship must be to-one')
+    storage = {
+      kind: 'foreign-key',
+      column: checkIdentifier(type, name, relationship.foreignKey),
+      nullable: relationship.nullable ?? !(relationship.required ?? false),
+    }
+  } else if ('inverse' in relationship) {
+    const inverse = target.relationships?.[relationship.inverse]
+    if (inverse === undefined) {
+      throw new ResourceConfigError(type, name, `the inverse relationship '${relationship.type}.${String(relationship.inverse)}' is not declared`)
+    }
+    if (!('foreignKey' in inverse) || inverse.type !== type) {
+      throw new ResourceConfigError(type, name, `the inverse '${relationship.type}.${relationship.inverse}' must be a to-one foreignKey relationship to '${type}'`)
+    }
+    storage = {
+      kind: 'inverse',
+      column: checkIdentifier(relationship.type, relationship.inverse, inverse.foreignKey),
+      nullable: inverse.nullable ?? !(inverse.required ?? false),
+      inverseName: relationship.inverse,
+    }
+  } else if ('through' in relationship && relationship.through !== undefined) {
+    if (relationship.kind !== 'to-many') throw new ResourceConfigError(type, name, 'a `through` relationship must be to-many')
+    const through = relationship.through
+    storage = {
+      kind: 'join',
+      table: checkIdentifier(type, name, through.table),
+      sourceKey: checkIdentifier(type, name, through.sourceKey),
+      targetKey: checkIdentifier(type, name, through.targetKey),
+      values: Object.freeze({ ...(through.values ?? {}) }),
+    }
+    for (const column of Object.keys(storage.values)) checkIdentifier(type, name, column)
+  } else {
+    throw new ResourceConfigError(type, name, 'needs a `foreignKey`, an `inverse` or a `through` join table')
+  }
+  return Object.freeze({
+    name,
+    ownerType: type,
+    targetType: relationship.type,
+    toMany: relationship.kind === 'to-many',
+    required: relationship.required ?? false,
+    storage: Object.freeze(storage),
+  })
+}
+
+function deriveInputSchema (attributes: ReadonlyMap<string, ResolvedAttribute>, mode: 'create' | 'update'): TObject {
+  const properties: TProperties = {}
+  for (const attribute of attributes.values()) {
+    if (attribute.readOnly) continue
+    if (mode === 'update' && attribute.createOnly) continue
+    const required = mode === 'create' && attribute.required && !attribute.hasDefault
+    properties[attribute.name] = required ? attribute.schema : Type.Optional(attribute.schema)
+  }
+  return Type.Object(properties, { additionalProperties: false })
+}
+
+function isNullable (schema: TSchema): boolean {
+  if (schema.type === 'null') return true
+  if (Array.isArray(schema.type) && schema.type.includes('null')) return true
+  const members = (schema.anyOf ?? schema.oneOf) as TSchema[] | undefined
+  return Array.isArray(members) && members.some(isNullable)
+}
+
+function valueFormat (schema: TSchema, storage: AttributeDeclaration['storage']): ValueFormat {
+  const members = ((schema.anyOf ?? schema.oneOf) as TSchema[] | undefined)?.filter((member) => member.type !== 'null')
+  const core = members !== undefined && members.length === 1 ? members[0] : schema
+  if (storage === 'json') return 'json'
+  if (core.type === 'string' && core.format === 'date') return 'date'
+  if (core.type === 'string' && core.format === 'date-time') return 'date-time'
+  if (core.type === 'integer') return 'integer'
+  if (storage !== 'native' && core.type === 'object') return 'json'
+  return 'plain'
+}

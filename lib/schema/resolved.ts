@@ -1,0 +1,94 @@
+import type { TObject, TSchema } from '@sinclair/typebox'
+import type { ClientIdPolicy, DerivedAttribute, IdKind } from './declaration.js'
+import type { CompiledInput } from './compiled-input.js'
+
+/** The value formats the library converts between database and wire. */
+export type ValueFormat = 'date' | 'date-time' | 'integer' | 'json' | 'plain'
+
+/** An attribute after resolution: every default applied, every lookup precomputed. */
+export interface ResolvedAttribute {
+  readonly name: string
+  readonly schema: TSchema
+  /** The storing column; undefined for derived attributes. */
+  readonly column: string | undefined
+  readonly required: boolean
+  readonly readOnly: boolean
+  readonly createOnly: boolean
+  readonly hidden: boolean
+  readonly filterable: boolean
+  readonly sortable: boolean
+  readonly nullable: boolean
+  readonly hasDefault: boolean
+  readonly defaultValue: unknown
+  readonly derived: DerivedAttribute | undefined
+  readonly format: ValueFormat
+  /** Columns to select to render the attribute. */
+  readonly selects: readonly string[]
+}
+
+/** Where a relationship's link is stored. */
+export type RelationshipStorage =
+  /** A foreign key column on the owner's table. */
+  | { readonly kind: 'foreign-key'; readonly column: string; readonly nullable: boolean }
+  /** A foreign key column on the target's table, pointing at the owner. */
+  | { readonly kind: 'inverse'; readonly column: string; readonly nullable: boolean; readonly inverseName: string }
+  /** Rows of a join table. */
+  | {
+    readonly kind: 'join'
+    readonly table: string
+    readonly sourceKey: string
+    readonly targetKey: string
+    readonly values: Readonly<Record<string, unknown>>
+  }
+
+/** A relationship after resolution. */
+export interface ResolvedRelationship {
+  readonly name: string
+  /** The type that declares the relationship. */
+  readonly ownerType: string
+  /** The related type. */
+  readonly targetType: string
+  readonly toMany: boolean
+  readonly required: boolean
+  readonly storage: RelationshipStorage
+}
+
+/** The compiled input checks of a resource's write bodies. */
+export interface ResourceInputs {
+  readonly create: CompiledInput
+  readonly update: CompiledInput
+  /** The schemas in force (derived or the user's). */
+  readonly createSchema: TObject
+  readonly updateSchema: TObject
+}
+
+/** A resource type after resolution. */
+export interface ResolvedResource {
+  readonly type: string
+  readonly path: string
+  readonly table: string
+  readonly idColumn: string
+  readonly idKind: IdKind
+  readonly clientIds: ClientIdPolicy
+  readonly attributes: ReadonlyMap<string, ResolvedAttribute>
+  readonly relationships: ReadonlyMap<string, ResolvedRelationship>
+  /** Attributes rendered in responses, in declaration order. */
+  readonly visibleAttributes: readonly ResolvedAttribute[]
+  readonly routes: {
+    readonly list: boolean
+    readonly create: boolean
+    readonly read: boolean
+    readonly update: boolean
+    readonly delete: boolean
+  }
+  readonly inputs: ResourceInputs
+}
+
+/** All resources, resolved once at registration. */
+export interface ResourceGraph {
+  readonly resources: readonly ResolvedResource[]
+  /** The resource of a type; throws for an unknown type. */
+  readonly getResource: (type: string) => ResolvedResource
+  /** The resource of a type, or undefined. */
+  readonly findResource: (type: string) => ResolvedResource | undefined
+}

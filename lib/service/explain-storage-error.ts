@@ -1,0 +1,62 @@
+import { StorageError } from '../repository/repository.js'
+import type { ResolvedResource } from '../schema/resolved.js'
+import type { ErrorSource } from '../errors/json-api-error.js'
+import { jsonApiError, type ErrorCode } from '../errors/error-codes.js'
+
+/** What the service was doing when storage failed, to point the client at the right member. */
+export interface WriteContext {
+  readonly resource: ResolvedResource
+  readonly action: 'create' | 'update' | 'delete' | 'link'
+  /** The pointer of the resource object in the request (`/data`). */
+  readonly base: string
+}
+
+function sourceOf (error: StorageError, context: WriteContext): { source?: ErrorSource; field?: string } {
+  const { resource, base } = context
+  if (error.table !== undefined && error.table !== resource.table.split('.').pop()) return {}
+  for (const column of error.columns) {
+    for (const attribute of resource.attributes.values()) {
+      if (attribute.column === column && !attribute.hidden) return { source: { pointer: `${base}/attributes/${attribute.name}` }, field: attribute.name }
+    }
+    for (const relationship of resource.relationships.values()) {
+      if (relationship.storage.kind === 'foreign-key' && relationship.storage.column === column) {
+        return { source: { pointer: `${base}/relationships/${relationship.name}` }, field: relationship.name }
+      }
+    }
+  }
+  return {}
+}
+
+const CODES: Record<StorageError['kind'], ErrorCode> = {
+  unique: 'FJA_UNIQUE_VIOLATION',
+  'foreign-key': 'FJA_FOREIGN_KEY_VIOLATION',
+  'not-null': 'FJA_NOT_NULL_VIOLATION',
+  check: 'FJA_CONSTRAINT_VIOLATION',
+  'invalid-value': 'FJA_INVALID_VALUE',
+  'too-long': 'FJA_VALIDATION',
+  conflict: 'FJA_FOREIGN_KEY_VIOLATION',
+}
+
+/**
+ * Turns a {@link StorageError} into the JSON:API error the client should see (409 for conflicts, 422 for missing or
+ * invalid values, 400 for values the database cannot read), pointing at the member involved when the storage says
+ * which column failed. Any other error is returned unchanged.
+ */
+export function explainStorageError (error: unknown, context: WriteContext): unknown {
+  if (!(error instanceof StorageError)) return error
+  const { source, field } = sourceOf(error, context)
+  const what = field === undefined ? '' : ` ('${field}')`
+  const type = context.resource.type
+  const details: Record<StorageError['kind'], string> = {
+    unique: `another '${type}' already has this value${what}`,
+    'foreign-key': context.action === 'delete'
+      ? `the '${type}' is still referenced by other resources`
+      : `a related resource${what} does not exist or is still referenced`,
+    'not-null': `a required value${what} is missing`,
+    check: `a value${what} breaks a constraint of '${type}'`,
+    'invalid-value': `a value${what} is not valid for its type`,
+    'too-long': `a value${what} is too long`,
+    conflict: 'the request conflicted with a concurrent change; retry it',
+  }
+  return jsonApiError(CODES[error.kind], { detail: details[error.kind], ...(source === undefined ? {} : { source }) })
+}

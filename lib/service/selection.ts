@@ -1,0 +1,23 @@
+import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+
+/** What to read and render of one resource type, from the request's sparse fieldset. */
+export interface Selection {
+  /** Columns to select besides the id: stored attributes and the columns of derived ones. */
+  readonly columns: readonly string[]
+  /** Attributes to render. */
+  readonly attributes: readonly string[]
+  /** Relationships to render. */
+  readonly relationships: readonly ResolvedRelationship[]
+}
+
+/** The selection of a resource for a sparse fieldset (undefined: every visible field). */
+export function selectionOf (resource: ResolvedResource, fieldset: ReadonlySet<string> | undefined): Selection {
+  const attributes = resource.visibleAttributes.filter((attribute) => fieldset === undefined || fieldset.has(attribute.name))
+  const columns = new Set<string>()
+  for (const attribute of attributes) for (const column of attribute.selects) columns.add(column)
+  return {
+    columns: [...columns],
+    attributes: attributes.map((attribute) => attribute.name),
+    relationships: [...resource.relationships.values()].filter((relationship) => fieldset === undefined || fieldset.has(relationship.name)),
+  }
+}
