@@ -144,9 +144,14 @@ class InCodeMigrationProvider implements MigrationProvider {
   }
 }
 
-/** Brings the database schema up to date. Throws when a migration fails (the failing one is rolled back). */
-export async function migrateToLatest (db: Kysely<any>): Promise<void> {
-  const migrator = new Migrator({ db, provider: new InCodeMigrationProvider() })
+/**
+ * Brings the database schema up to date. Throws when a migration fails (the failing one is rolled back).
+ *
+ * @param options.schema the PostgreSQL schema of Kysely's migration tables, when the tables live outside `public`
+ *   (the tests give each test file a schema of its own through `search_path`)
+ */
+export async function migrateToLatest (db: Kysely<any>, options: { schema?: string } = {}): Promise<void> {
+  const migrator = new Migrator({ db, provider: new InCodeMigrationProvider(), migrationTableSchema: options.schema })
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined) {
     const failed = results?.find((result) => result.status === 'Error')

@@ -2,8 +2,8 @@ import type { PageNode } from '../query/query-tree.js'
 import type { RequestLocation } from './write-document.js'
 
 function encode (value: string): string {
-  // Brackets, commas and colons stay readable; everything else is percent-encoded.
-  return encodeURIComponent(value).replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',')
+  // Brackets are percent-encoded: links must be valid URI references (the JSON:API schema checks it).
+  return encodeURIComponent(value).replace(/%2C/g, ',')
 }
 
 function link (location: RequestLocation, page: number | undefined): string {
@@ -12,8 +12,8 @@ function link (location: RequestLocation, page: number | undefined): string {
     if (name === 'page[number]') continue
     for (const item of Array.isArray(value) ? value : [value]) parts.push(`${encode(name)}=${encode(String(item))}`)
   }
-  if (page !== undefined && page > 1) parts.push(`page[number]=${page}`)
-  parts.sort((a, b) => (a.startsWith('page[') ? 1 : 0) - (b.startsWith('page[') ? 1 : 0))
+  if (page !== undefined && page > 1) parts.push(`page%5Bnumber%5D=${page}`)
+  parts.sort((a, b) => (a.startsWith('page%5B') ? 1 : 0) - (b.startsWith('page%5B') ? 1 : 0))
   return `${location.baseUrl}${location.path}${parts.length === 0 ? '' : `?${parts.join('&')}`}`
 }
 

@@ -1,0 +1,68 @@
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { sql, type Kysely } from 'kysely'
+import { buildApp } from '../../examples/app/app.js'
+import { openTestDatabase, type StatementCounter } from './database.js'
+import { jsonApiSchemaErrors } from './jsonapi-schema.js'
+
+/** A response of the test app: status, headers and the parsed body (undefined when empty). */
+export interface TestResponse {
+  readonly status: number
+  readonly headers: Record<string, string | string[] | number | undefined>
+  readonly body: any
+}
+
+/** What a request sends besides method and URL. */
+export interface TestRequest {
+  /** A JSON body (serialized) or a raw string body (sent as is). */
+  readonly body?: unknown
+  readonly headers?: Record<string, string>
+}
+
+/** The example app on a fresh database, for one test file. */
+export interface TestApp {
+  readonly app: FastifyInstance
+  readonly db: Kysely<any>
+  readonly counter: StatementCounter
+  /** Sends a request; every non-empty body must be a valid JSON:API 1.0 document, or this throws. */
+  readonly request: (method: InjectOptions['method'], url: string, options?: TestRequest) => Promise<TestResponse>
+  /** Empties every table and restarts the id sequences. */
+  readonly reset: () => Promise<void>
+}
+
+const TABLES = ['parent_to_child_associations', 'parents', 'children', 'posts', 'user_bios', 'workplaces', 'computers', 'users', 'groups', 'photos']
+
+/** Starts the example app on its own database; `teardown` closes both. */
+export async function startTestApp (teardown: (fn: () => Promise<void>) => void): Promise<TestApp> {
+  const database = await openTestDatabase()
+  const app = await buildApp({ db: database.db })
+  await app.ready()
+  teardown(async () => {
+    await app.close()
+    await database.close()
+  })
+  return {
+    app,
+    db: database.db,
+    counter: database.counter,
+    async request (method, url, options = {}) {
+      const headers: Record<string, string> = { ...(options.headers ?? {}) }
+      let payload: string | undefined
+      if (options.body !== undefined) {
+        payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
+        if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/vnd.api+json'
+      }
+      const response = await app.inject({ method, url, headers, payload })
+      const body = response.body === '' ? undefined : JSON.parse(response.body)
+      if (body !== undefined) {
+        const problems = jsonApiSchemaErrors(body)
+        if (problems.length > 0) {
+          throw new Error(`${method} ${url} answered a document that is not valid JSON:API: ${JSON.stringify(problems.slice(0, 3))}\n${response.body}`)
+        }
+      }
+      return { status: response.statusCode, headers: response.headers, body }
+    },
+    async reset () {
+      await sql`truncate ${sql.join(TABLES.map((table) => sql.table(table)))} restart identity cascade`.execute(database.db)
+    },
+  }
+}
