@@ -1,12 +1,14 @@
 import { jsonApi } from './plugin.js'
 
 export { jsonApi, JsonApiOptionsError } from './plugin.js'
-export type { JsonApiOptions, PaginationOptions } from './options.js'
-export { defineResource } from './schema/declaration.js'
+export type { FilterOptions, JsonApiOptions, PaginationOptions } from './options.js'
+export { defineOperator, defineResource } from './schema/declaration.js'
 export type {
   AttributeDeclaration,
   ClientIdPolicy,
   DerivedAttribute,
+  FilterOperator,
+  FilterOperatorContext,
   IdKind,
   InverseDeclaration,
   ManyToManyDeclaration,
@@ -25,7 +27,11 @@ export type { ColumnValues, FindManyQuery, RelatedRow, Repository, StorageErrorK
 export { StorageError } from './repository/repository.js'
 export { KyselyRepository } from './repository/kysely/kysely-repository.js'
 export type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, RelationshipStorage } from './schema/resolved.js'
-export type { SortNode } from './query/query-tree.js'
+export type { IncludeNode, PageNode, QueryTree, SortNode, SortStep } from './query/query-tree.js'
+export type {
+  AndNode, BuiltinOperator, CompareNode, CustomNode, ExistsNode, FieldCompareNode, FilterNode, NotNode, OrNode,
+} from './query/filter-nodes.js'
+export { printFilter } from './query/filter-nodes.js'
 export { createEmbeddedDatabase } from './database/embedded-database.js'
 export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from './database/embedded-database.js'
 

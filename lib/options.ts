@@ -25,6 +25,8 @@ export interface JsonApiOptions {
   readonly baseUrl?: string
   /** Pagination defaults for every resource. */
   readonly pagination?: PaginationOptions
+  /** Limits of the JSON filter. */
+  readonly filter?: FilterOptions
   /** Include paths: maximum number of relationships in one path (default 3). */
   readonly maxIncludeDepth?: number
   /**
@@ -40,6 +42,17 @@ export interface PaginationOptions {
   readonly defaultSize?: number
   /** The largest `page[size]` a client may ask for (default 1000); larger → 400. */
   readonly maxSize?: number
-  /** Whether `page[size]=0` turns pagination off (default true). */
-  readonly allowUnpaged?: boolean
+  /**
+   * What `page[size]=0` does: `allowed` (default) returns every row, `forbidden` answers 400, `capped` returns a
+   * page of the maximum size.
+   */
+  readonly unpaged?: 'allowed' | 'forbidden' | 'capped'
+}
+
+/** Limits of the JSON filter. */
+export interface FilterOptions {
+  /** The deepest nesting of `and`/`or`/`not` and relationship filters (default 8). */
+  readonly maxDepth?: number
+  /** The most filter nodes in one request (default 200). */
+  readonly maxNodes?: number
 }

@@ -29,11 +29,19 @@ function resolveLimits (options: JsonApiOptions): QueryLimits {
   const maxPageSize = positiveInteger('pagination.maxSize', options.pagination?.maxSize, 1000)
   const defaultPageSize = positiveInteger('pagination.defaultSize', options.pagination?.defaultSize, 30)
   if (defaultPageSize > maxPageSize) throw new JsonApiOptionsError('`pagination.defaultSize` must not exceed `pagination.maxSize`')
+  const unpaged = options.pagination?.unpaged ?? 'allowed'
+  if (!['allowed', 'forbidden', 'capped'].includes(unpaged)) {
+    throw new JsonApiOptionsError("`pagination.unpaged` must be 'allowed', 'forbidden' or 'capped'")
+  }
   return Object.freeze({
     defaultPageSize,
     maxPageSize,
-    allowUnpaged: options.pagination?.allowUnpaged ?? true,
+    unpaged,
     maxIncludeDepth: positiveInteger('maxIncludeDepth', options.maxIncludeDepth, 3),
+    filter: Object.freeze({
+      maxDepth: positiveInteger('filter.maxDepth', options.filter?.maxDepth, 8),
+      maxNodes: positiveInteger('filter.maxNodes', options.filter?.maxNodes, 200),
+    }),
   })
 }
 

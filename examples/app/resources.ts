@@ -4,7 +4,31 @@
  * Every attribute that is stored and visible is filterable and sortable by default, so those flags are left unset.
  */
 import { Type } from '@sinclair/typebox'
-import { defineResource, type Row } from '../../lib/index.js'
+import { sql } from 'kysely'
+import { defineOperator, defineResource, type Row } from '../../lib/index.js'
+
+/**
+ * `photo.words` `jsonb_contains`: `val` is a JSON object; rows whose `words` contain it (PostgreSQL `@>`).
+ *
+ * filter=[{"name":"words","op":"jsonb_contains","val":{"sea":1}}] → "r0"."words" @> '{"sea":1}'::jsonb
+ */
+export const jsonbContains = defineOperator({
+  name: 'jsonb_contains',
+  schema: Type.Record(Type.String(), Type.Unknown()),
+  apply: ({ column, value }) => sql<boolean>`${column} @> ${JSON.stringify(value)}::jsonb`,
+})
+
+/**
+ * `user.words` `in`: `val` is a string or an array of strings; rows whose `words` list holds any of them
+ * (PostgreSQL array overlap `&&`).
+ *
+ * filter=[{"name":"words","op":"in","val":["red","blue"]}] → "r0"."words" && ARRAY['red','blue']::text[]
+ */
+export const wordsIn = defineOperator({
+  name: 'in',
+  schema: Type.Union([Type.String(), Type.Array(Type.String())]),
+  apply: ({ column, value }) => sql<boolean>`${column} && ${typeof value === 'string' ? [value] : value}::text[]`,
+})
 
 /** A nullable string on the wire. */
 const NullableString = () => Type.Union([Type.String(), Type.Null()])
@@ -48,7 +72,7 @@ export const user = defineResource({
     birth_date: { schema: Type.Union([DateString(), Type.Null()]) },
     gender: { schema: NullableString() },
     // A PostgreSQL `text[]` column: stored natively, not as JSON.
-    words: { schema: Type.Array(Type.String()), default: [], storage: 'native' },
+    words: { schema: Type.Array(Type.String()), default: [], storage: 'native', operators: [wordsIn] },
     // Set by the column default `current_date`.
     date_create: { schema: DateString(), readOnly: true },
   },
@@ -212,7 +236,7 @@ export const photo = defineResource({
   id: { column: 'id', kind: 'uuid' },
   attributes: {
     name: { schema: Type.String(), required: true },
-    words: { schema: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]), storage: 'json' },
+    words: { schema: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]), storage: 'json', operators: [jsonbContains] },
   },
 })
 

@@ -1,3 +1,6 @@
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import type { FilterNode } from './filter-nodes.js'
+
 /**
  * The immutable query tree: what a request asks for, read once from the query string. Stages below the request
  * reader (service, repository, document) see only these plain frozen objects, never the query string.
@@ -10,11 +13,18 @@ export interface IncludeNode {
   readonly children: readonly IncludeNode[]
 }
 
-/** One sort key: an attribute of the resource, ascending or descending. */
+/** One to-one step of a sort path. */
+export interface SortStep {
+  readonly relationship: ResolvedRelationship
+  readonly target: ResolvedResource
+}
+
+/** One sort key: an attribute of the resource or of a to-one related resource (`owner.name`). */
 export interface SortNode {
   readonly kind: 'sort'
-  /** The attribute name. */
-  readonly attribute: string
+  /** The to-one relationships leading to the attribute's resource; empty for the resource's own attribute. */
+  readonly path: readonly SortStep[]
+  readonly attribute: ResolvedAttribute
   readonly descending: boolean
 }
 
@@ -31,6 +41,8 @@ export interface QueryTree {
   /** Sparse fieldsets: type → the fields to render. A type absent from the map renders every field. */
   readonly fields: ReadonlyMap<string, ReadonlySet<string>>
   readonly include: readonly IncludeNode[]
+  /** The rows to return; undefined: every row. */
+  readonly filter: FilterNode | undefined
   readonly sort: readonly SortNode[]
   readonly page: PageNode
 }
@@ -39,8 +51,8 @@ export function includeNode (relationship: string, children: readonly IncludeNod
   return Object.freeze({ kind: 'include', relationship, children: Object.freeze([...children]) })
 }
 
-export function sortNode (attribute: string, descending = false): SortNode {
-  return Object.freeze({ kind: 'sort', attribute, descending })
+export function sortNode (path: readonly SortStep[], attribute: ResolvedAttribute, descending = false): SortNode {
+  return Object.freeze({ kind: 'sort', path: Object.freeze([...path]), attribute, descending })
 }
 
 export function pageNode (number: number, size: number): PageNode {
@@ -51,6 +63,7 @@ export function queryTree (parts: Partial<QueryTree> & Pick<QueryTree, 'page'>):
   return Object.freeze({
     fields: parts.fields ?? new Map(),
     include: Object.freeze([...(parts.include ?? [])]),
+    filter: parts.filter,
     sort: Object.freeze([...(parts.sort ?? [])]),
     page: parts.page,
   })
@@ -70,5 +83,5 @@ export function printInclude (nodes: readonly IncludeNode[]): string {
 
 /** Prints sort keys back to query-string syntax (`-age,name`). */
 export function printSort (nodes: readonly SortNode[]): string {
-  return nodes.map((node) => `${node.descending ? '-' : ''}${node.attribute}`).join(',')
+  return nodes.map((node) => `${node.descending ? '-' : ''}${[...node.path.map((step) => step.relationship.name), node.attribute.name].join('.')}`).join(',')
 }

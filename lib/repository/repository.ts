@@ -1,6 +1,7 @@
 import type { Row } from '../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import type { SortNode } from '../query/query-tree.js'
+import type { FilterNode } from '../query/filter-nodes.js'
 
 /** A row read for a related resource, with the id of the owner it belongs to. */
 export interface RelatedRow {
@@ -12,6 +13,9 @@ export interface RelatedRow {
 export interface FindManyQuery {
   /** Columns to select besides the id (which is always selected). */
   readonly columns: readonly string[]
+  /** The rows to return; every row when undefined. */
+  readonly filter: FilterNode | undefined
+  /** The order; the id is always the last key, so pages never overlap. */
   readonly sort: readonly SortNode[]
   /** Rows to skip and rows to return; no limit when undefined. */
   readonly offset: number
@@ -31,8 +35,8 @@ export type ColumnValues = Readonly<Record<string, unknown>>
 export interface Repository {
   /** Rows of a resource in the given order and window; each row has the id column. */
   findMany(resource: ResolvedResource, query: FindManyQuery): Promise<Row[]>
-  /** The number of rows of a resource. */
-  count(resource: ResolvedResource): Promise<number>
+  /** The number of rows of a resource that match the filter. */
+  count(resource: ResolvedResource, filter: FilterNode | undefined): Promise<number>
   /** One row by id, or undefined. */
   findById(resource: ResolvedResource, id: string, columns: readonly string[]): Promise<Row | undefined>
   /** The subset of `ids` that exist. */

@@ -1,15 +1,20 @@
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import {
-  includeNode, pageNode, queryTree, sortNode, type IncludeNode, type QueryTree, type SortNode,
+  includeNode, pageNode, queryTree, sortNode, type IncludeNode, type QueryTree, type SortNode, type SortStep,
 } from '../query/query-tree.js'
+import { readFilter, type FilterLimits } from './read-filter.js'
+
+/** What `page[size]=0` does: return every row, be refused (400), or return at most the maximum page size. */
+export type UnpagedPolicy = 'allowed' | 'forbidden' | 'capped'
 
 /** The limits a query must keep, resolved from the plugin options. */
 export interface QueryLimits {
   readonly defaultPageSize: number
   readonly maxPageSize: number
-  readonly allowUnpaged: boolean
+  readonly unpaged: UnpagedPolicy
   readonly maxIncludeDepth: number
+  readonly filter: FilterLimits
 }
 
 type RawQuery = Readonly<Record<string, unknown>>
@@ -41,14 +46,18 @@ export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: Res
     if (base === 'fields' && bracket !== undefined) continue
     if (base === 'page' && (bracket === '[number]' || bracket === '[size]')) continue
     if ((base === 'include' || base === 'sort') && bracket === undefined) continue
-    if (base === 'filter') throw invalid(name, 'filtering is not supported by this version of fastify-jsonapi')
+    if (base === 'filter') {
+      if (!collection) throw invalid(name, 'filters apply to collections only')
+      continue
+    }
     throw invalid(name, `'${name}' is not a supported query parameter (JSON:API reserves all-lowercase names)`)
   }
   return queryTree({
     fields: readFields(raw, graph),
     include: readInclude(single(raw, 'include'), resource, graph, limits.maxIncludeDepth),
-    sort: collection ? readSort(single(raw, 'sort'), resource) : [],
-    page: collection ? readPage(raw, limits) : pageNode(1, 0),
+    filter: collection ? readFilter(raw, resource, graph, limits.filter) : undefined,
+    sort: collection ? readSort(single(raw, 'sort'), resource, graph) : [],
+    page: collection ? readPage(raw, resource, limits) : pageNode(1, 0),
   })
 }
 
@@ -101,19 +110,30 @@ function readInclude (value: string | undefined, resource: ResolvedResource, gra
   return build(root)
 }
 
-function readSort (value: string | undefined, resource: ResolvedResource): SortNode[] {
+function readSort (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph): SortNode[] {
   if (value === undefined) return []
   const seen = new Set<string>()
   return value.split(',').map((key) => {
     const descending = key.startsWith('-')
     const name = descending ? key.slice(1) : key
-    const attribute = resource.attributes.get(name)
     if (name === '') throw invalid('sort', 'empty sort key')
-    if (attribute === undefined || attribute.hidden) throw invalid('sort', `'${name}' is not an attribute of '${resource.type}'`)
-    if (!attribute.sortable) throw invalid('sort', `'${name}' of '${resource.type}' is not sortable`)
     if (seen.has(name)) throw invalid('sort', `'${name}' is given more than once`)
     seen.add(name)
-    return sortNode(name, descending)
+    const steps = name.split('.')
+    const last = steps.pop() as string
+    const path: SortStep[] = []
+    let owner = resource
+    for (const step of steps) {
+      const relationship = owner.relationships.get(step)
+      if (relationship === undefined) throw invalid('sort', `'${name}': '${step}' is not a relationship of '${owner.type}'`)
+      if (relationship.toMany) throw invalid('sort', `'${name}': '${step}' is a to-many relationship; sort follows to-one relationships only`)
+      owner = graph.getResource(relationship.targetType)
+      path.push({ relationship, target: owner })
+    }
+    const attribute = last === 'id' ? owner.idAttribute : owner.attributes.get(last)
+    if (attribute === undefined || attribute.hidden) throw invalid('sort', `'${name}': '${last}' is not an attribute of '${owner.type}'`)
+    if (!attribute.sortable && attribute !== owner.idAttribute) throw invalid('sort', `'${name}': '${last}' of '${owner.type}' is not sortable`)
+    return sortNode(path, attribute, descending)
   })
 }
 
@@ -126,10 +146,15 @@ function readInteger (raw: RawQuery, parameter: string, minimum: number): number
   return number
 }
 
-function readPage (raw: RawQuery, limits: QueryLimits) {
+function readPage (raw: RawQuery, resource: ResolvedResource, limits: QueryLimits) {
+  const maxPageSize = resource.pagination.maxSize ?? limits.maxPageSize
   const number = readInteger(raw, 'page[number]', 1) ?? 1
-  const size = readInteger(raw, 'page[size]', 0) ?? limits.defaultPageSize
-  if (size === 0 && !limits.allowUnpaged) throw invalid('page[size]', 'must be at least 1: unpaged reads are turned off')
-  if (size > limits.maxPageSize) throw invalid('page[size]', `must be at most ${limits.maxPageSize}`)
-  return pageNode(size === 0 ? 1 : number, size)
+  const size = readInteger(raw, 'page[size]', 0) ?? Math.min(resource.pagination.defaultSize ?? limits.defaultPageSize, maxPageSize)
+  if (size > maxPageSize) throw invalid('page[size]', `must be at most ${maxPageSize}`)
+  if (size === 0) {
+    if (limits.unpaged === 'forbidden') throw invalid('page[size]', 'must be at least 1: unpaged reads are turned off')
+    if (limits.unpaged === 'capped') return pageNode(number, maxPageSize)
+    return pageNode(1, 0)
+  }
+  return pageNode(number, size)
 }

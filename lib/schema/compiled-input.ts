@@ -32,7 +32,8 @@ export function isDate (value: string): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
-function registerFormats (): void {
+/** Registers the string formats the library checks (once; formats the application registered first are kept). */
+export function registerFormats (): void {
   const formats: Record<string, (value: string) => boolean> = {
     date: isDate,
     'date-time': (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)) && isDate(value.slice(0, 10)),

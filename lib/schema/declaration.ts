@@ -1,4 +1,5 @@
-import type { TSchema, TObject } from '@sinclair/typebox'
+import type { Static, TSchema, TObject } from '@sinclair/typebox'
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 
 /**
  * A row as the repository reads it: column name → database value.
@@ -66,6 +67,47 @@ export interface DerivedAttribute {
   readonly compute: (row: Row) => unknown
 }
 
+/** What a custom filter operator receives to build its SQL condition. */
+export interface FilterOperatorContext<V> {
+  /** The attribute's column, qualified with the alias of its table in the query. */
+  readonly column: Expression<any>
+  /** The filter's `val`, already checked against the operator's schema. */
+  readonly value: V
+  /** Kysely's expression builder of the query. */
+  readonly eb: ExpressionBuilder<any, any>
+}
+
+/**
+ * A filter operator of your own, for the attributes that list it in `operators`. A built-in operator of the same
+ * name is replaced on those attributes.
+ *
+ * @example
+ * ```ts
+ * import { sql } from 'kysely'
+ *
+ * // filter=[{"name":"words","op":"jsonb_contains","val":{"colour":"red"}}]
+ * // → WHERE "r0"."words" @> '{"colour":"red"}'::jsonb
+ * const jsonbContains = defineOperator({
+ *   name: 'jsonb_contains',
+ *   schema: Type.Record(Type.String(), Type.Unknown()),
+ *   apply: ({ column, value }) => sql<boolean>`${column} @> ${JSON.stringify(value)}::jsonb`,
+ * })
+ * ```
+ */
+export interface FilterOperator<S extends TSchema = TSchema> {
+  /** The `op` of the filter: lowercase letters, digits and `_`. */
+  readonly name: string
+  /** The TypeBox schema of `val`; a value that does not match is a 400 pointing into the filter. */
+  readonly schema: S
+  /** Builds the SQL condition (a boolean expression) from the column and the value. */
+  readonly apply: (context: FilterOperatorContext<Static<S>>) => Expression<SqlBool>
+}
+
+/** Declares a custom filter operator; an identity function that types `apply`'s value from the schema. */
+export function defineOperator<S extends TSchema> (operator: FilterOperator<S>): FilterOperator<S> {
+  return operator
+}
+
 /**
  * One attribute of a resource. Its TypeBox schema is the contract on the wire: request bodies are validated
  * against it and responses carry values of that type.
@@ -106,6 +148,8 @@ export interface AttributeDeclaration {
    * a constant, or a function called once per created resource.
    */
   readonly default?: unknown
+  /** Custom filter operators of this attribute (they replace built-ins of the same name). */
+  readonly operators?: readonly FilterOperator<any>[]
   /** Computes the attribute from other columns instead of storing it; implies `readOnly`. */
   readonly derived?: DerivedAttribute
   /**
@@ -224,6 +268,13 @@ export interface ResourceDeclaration {
   readonly input?: { readonly create?: TObject; readonly update?: TObject }
   /** Which routes exist; all by default. */
   readonly routes?: RouteSelection
+  /** Page sizes of this resource's collections, overriding the plugin's `pagination`. */
+  readonly pagination?: { readonly defaultSize?: number; readonly maxSize?: number }
+  /**
+   * Whether collections report `meta.count` (one `count(*)` over the same filter; default true). Turn it off for
+   * huge tables: the document then has no `count` and no `last` link.
+   */
+  readonly count?: boolean
 }
 
 /**

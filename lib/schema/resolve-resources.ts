@@ -2,7 +2,7 @@ import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/ty
 import type { AttributeDeclaration, RelationshipDeclaration, ResourceDeclaration } from './declaration.js'
 import { compileInput } from './compiled-input.js'
 import type {
-  RelationshipStorage, ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat,
+  RelationshipStorage, ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
 } from './resolved.js'
 
 /** A resource declaration that cannot be served; thrown at registration. */
@@ -89,13 +89,27 @@ function resolveResource (declaration: ResourceDeclaration, byType: ReadonlyMap<
   const createSchema = closedObject(type, 'input.create', declaration.input?.create) ?? deriveInputSchema(attributes, 'create')
   const updateSchema = closedObject(type, 'input.update', declaration.input?.update) ?? deriveInputSchema(attributes, 'update')
   const routes = declaration.routes ?? {}
+  const idColumn = checkIdentifier(type, 'id', declaration.id?.column ?? 'id')
+  const pagination = declaration.pagination ?? {}
+  for (const [key, value] of Object.entries(pagination)) {
+    if (value !== undefined && (!Number.isInteger(value) || (value as number) < 1)) {
+      throw new ResourceConfigError(type, `pagination.${key}`, 'must be a positive integer')
+    }
+  }
   return Object.freeze({
     type,
     path: resolvePath(declaration),
     table: checkIdentifier(type, 'table', declaration.table ?? type),
-    idColumn: checkIdentifier(type, 'id', declaration.id?.column ?? 'id'),
+    idColumn,
     idKind,
     clientIds,
+    idAttribute: resolveAttribute(type, 'id', {
+      schema: idKind === 'uuid' ? Type.String({ format: 'uuid' }) : Type.Integer(),
+      column: idColumn,
+      readOnly: true,
+    }, true),
+    pagination: Object.freeze({ ...pagination }),
+    count: declaration.count ?? true,
     attributes,
     relationships,
     visibleAttributes: Object.freeze([...attributes.values()].filter((attribute) => !attribute.hidden)),
@@ -136,8 +150,8 @@ function checkIdentifier (type: string, field: string, identifier: unknown): str
   return identifier
 }
 
-function resolveAttribute (type: string, name: string, attribute: AttributeDeclaration): ResolvedAttribute {
-  checkFieldName(type, name)
+function resolveAttribute (type: string, name: string, attribute: AttributeDeclaration, isId = false): ResolvedAttribute {
+  if (!isId) checkFieldName(type, name)
   if (attribute?.schema === undefined || typeof attribute.schema !== 'object') {
     throw new ResourceConfigError(type, name, 'needs a TypeBox `schema`')
   }
@@ -150,6 +164,17 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
   const stored = derived === undefined && !hidden
   const hasDefault = Object.prototype.hasOwnProperty.call(attribute, 'default')
   const format = valueFormat(attribute.schema, attribute.storage)
+  const core = coreSchema(attribute.schema)
+  const operators = new Map<string, NonNullable<AttributeDeclaration['operators']>[number]>()
+  for (const operator of attribute.operators ?? []) {
+    if (typeof operator?.name !== 'string' || !/^[a-z][a-z0-9_]*$/.test(operator.name) || typeof operator.apply !== 'function' || typeof operator.schema !== 'object') {
+      throw new ResourceConfigError(type, name, 'a custom operator needs a lowercase `name`, a TypeBox `schema` and an `apply` function')
+    }
+    if (operators.has(operator.name)) throw new ResourceConfigError(type, name, `the operator '${operator.name}' is declared twice`)
+    operators.set(operator.name, operator)
+  }
+  if (operators.size > 0 && derived !== undefined) throw new ResourceConfigError(type, name, 'a derived attribute cannot be filtered')
+  const valueKind = kindOf(core)
   return Object.freeze({
     name,
     schema: attribute.schema,
@@ -165,6 +190,9 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
     defaultValue: attribute.default,
     derived,
     format,
+    valueKind,
+    valueSchema: bareSchema(core, valueKind),
+    operators,
     selects: Object.freeze(derived === undefined ? [column as string] : derived.columns.map((c) => checkIdentifier(type, name, c))),
   })
 }
@@ -247,9 +275,33 @@ function isNullable (schema: TSchema): boolean {
   return Array.isArray(members) && members.some(isNullable)
 }
 
-function valueFormat (schema: TSchema, storage: AttributeDeclaration['storage']): ValueFormat {
+/** The schema without its `null` alternative. */
+function coreSchema (schema: TSchema): TSchema {
   const members = ((schema.anyOf ?? schema.oneOf) as TSchema[] | undefined)?.filter((member) => member.type !== 'null')
-  const core = members !== undefined && members.length === 1 ? members[0] : schema
+  return members !== undefined && members.length === 1 ? members[0] : schema
+}
+
+function kindOf (core: TSchema): ValueKind {
+  if (core.type === 'string') return core.format === 'date' ? 'date' : core.format === 'date-time' ? 'date-time' : 'string'
+  if (core.type === 'integer' || core.type === 'number' || core.type === 'boolean' || core.type === 'array' || core.type === 'object') return core.type
+  return 'other'
+}
+
+/** A constraint-free schema of one value of the kind: filter values are checked for their type only. */
+function bareSchema (core: TSchema, kind: ValueKind): TSchema {
+  switch (kind) {
+    case 'string': return core.format === 'uuid' ? Type.String({ format: 'uuid' }) : Type.String()
+    case 'date': return Type.String({ format: 'date' })
+    case 'date-time': return Type.String({ format: 'date-time' })
+    case 'integer': return Type.Integer()
+    case 'number': return Type.Number()
+    case 'boolean': return Type.Boolean()
+    default: return core
+  }
+}
+
+function valueFormat (schema: TSchema, storage: AttributeDeclaration['storage']): ValueFormat {
+  const core = coreSchema(schema)
   if (storage === 'json') return 'json'
   if (core.type === 'string' && core.format === 'date') return 'date'
   if (core.type === 'string' && core.format === 'date-time') return 'date-time'

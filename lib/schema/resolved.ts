@@ -1,9 +1,12 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
-import type { ClientIdPolicy, DerivedAttribute, IdKind } from './declaration.js'
+import type { ClientIdPolicy, DerivedAttribute, FilterOperator, IdKind } from './declaration.js'
 import type { CompiledInput } from './compiled-input.js'
 
 /** The value formats the library converts between database and wire. */
 export type ValueFormat = 'date' | 'date-time' | 'integer' | 'json' | 'plain'
+
+/** The JSON kind of an attribute's values, which decides the filter operators it allows. */
+export type ValueKind = 'string' | 'integer' | 'number' | 'boolean' | 'date' | 'date-time' | 'array' | 'object' | 'other'
 
 /** An attribute after resolution: every default applied, every lookup precomputed. */
 export interface ResolvedAttribute {
@@ -22,6 +25,12 @@ export interface ResolvedAttribute {
   readonly defaultValue: unknown
   readonly derived: DerivedAttribute | undefined
   readonly format: ValueFormat
+  /** The kind of the (non-null) values. */
+  readonly valueKind: ValueKind
+  /** The schema of one non-null value, without constraints: what filter values are checked against. */
+  readonly valueSchema: TSchema
+  /** Custom filter operators by name. */
+  readonly operators: ReadonlyMap<string, FilterOperator<any>>
   /** Columns to select to render the attribute. */
   readonly selects: readonly string[]
 }
@@ -70,6 +79,12 @@ export interface ResolvedResource {
   readonly idColumn: string
   readonly idKind: IdKind
   readonly clientIds: ClientIdPolicy
+  /** The id as a filterable, sortable pseudo-attribute named `id`. */
+  readonly idAttribute: ResolvedAttribute
+  /** Page sizes of this resource (undefined: the plugin's). */
+  readonly pagination: { readonly defaultSize?: number; readonly maxSize?: number }
+  /** Whether collections are counted (`meta.count`). */
+  readonly count: boolean
   readonly attributes: ReadonlyMap<string, ResolvedAttribute>
   readonly relationships: ReadonlyMap<string, ResolvedRelationship>
   /** Attributes rendered in responses, in declaration order. */

@@ -36,11 +36,12 @@ export class ResourceService {
     const [rows, count] = await Promise.all([
       this.#repository.findMany(resource, {
         columns: selection.columns,
+        filter: query.filter,
         sort: query.sort,
         limit: size === 0 ? undefined : size,
         offset: size === 0 ? 0 : (number - 1) * size,
       }),
-      this.#repository.count(resource),
+      resource.count ? this.#repository.count(resource, query.filter) : undefined,
     ])
     const primary = rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
     return loadIncluded(this.#repository, this.#graph, primary, query, count)

@@ -2,9 +2,14 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Row } from '../../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type { ColumnValues, FindManyQuery, RelatedRow, Repository } from '../repository.js'
+import type { FilterNode } from '../../query/filter-nodes.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
+import { AliasCounter, compileFilter } from './compile-filter.js'
+import { compileSort } from './compile-sort.js'
 
 const OWNER = '__owner'
+/** The alias of the resource's own table in reads. */
+const ROOT = 'r0'
 
 function ids (values: readonly string[]): RawBuilder<unknown> {
   return sql`any(${sql.val([...values])})`
@@ -38,23 +43,27 @@ export class KyselyRepository implements Repository {
     return alias === undefined ? unique : unique.map((column) => `${alias}.${column}`)
   }
 
+  #filtered (resource: ResolvedResource, filter: FilterNode | undefined) {
+    const builder = this.#db.selectFrom(`${resource.table} as ${ROOT}`)
+    return filter === undefined ? builder : builder.where((eb) => compileFilter(eb, filter, resource, ROOT, new AliasCounter()))
+  }
+
   findMany (resource: ResolvedResource, query: FindManyQuery): Promise<Row[]> {
     return this.#run(async () => {
-      let builder = this.#db.selectFrom(resource.table).select(this.#columns(resource, query.columns))
-      for (const key of query.sort) {
-        const column = resource.attributes.get(key.attribute)?.column
-        if (column !== undefined) builder = builder.orderBy(column, key.descending ? 'desc' : 'asc')
+      let builder = this.#filtered(resource, query.filter).select(this.#columns(resource, query.columns, ROOT))
+      for (const key of query.sort) builder = builder.orderBy(compileSort(key, resource, ROOT), key.descending ? 'desc' : 'asc')
+      if (!query.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
+        builder = builder.orderBy(`${ROOT}.${resource.idColumn}`, 'asc')
       }
-      builder = builder.orderBy(resource.idColumn, 'asc')
       if (query.limit !== undefined) builder = builder.limit(query.limit)
       if (query.offset > 0) builder = builder.offset(query.offset)
       return await builder.execute()
     })
   }
 
-  count (resource: ResolvedResource): Promise<number> {
+  count (resource: ResolvedResource, filter: FilterNode | undefined): Promise<number> {
     return this.#run(async () => {
-      const row = await this.#db.selectFrom(resource.table)
+      const row = await this.#filtered(resource, filter)
         .select(sql<string>`count(*)`.as('count'))
         .executeTakeFirstOrThrow()
       return Number(row.count)

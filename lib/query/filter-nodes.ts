@@ -1,0 +1,116 @@
+import type { FilterOperator } from '../schema/declaration.js'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+
+/** The built-in comparison operators. */
+export type BuiltinOperator =
+  | 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le' | 'between' | 'in_' | 'notin_' | 'is_' | 'isnot'
+  | 'like' | 'notlike' | 'ilike' | 'notilike' | 'startswith' | 'endswith' | 'match'
+
+/** `attribute op value`. `value` is checked and coerced to the attribute's type (`null` only where allowed). */
+export interface CompareNode {
+  readonly kind: 'compare'
+  readonly attribute: ResolvedAttribute
+  readonly op: BuiltinOperator
+  readonly value: unknown
+}
+
+/** `attribute op other attribute` of the same row. */
+export interface FieldCompareNode {
+  readonly kind: 'field-compare'
+  readonly attribute: ResolvedAttribute
+  readonly op: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le'
+  readonly other: ResolvedAttribute
+}
+
+/** A custom operator of the attribute. */
+export interface CustomNode {
+  readonly kind: 'custom'
+  readonly attribute: ResolvedAttribute
+  readonly operator: FilterOperator<any>
+  readonly value: unknown
+}
+
+export interface AndNode {
+  readonly kind: 'and'
+  readonly items: readonly FilterNode[]
+}
+
+export interface OrNode {
+  readonly kind: 'or'
+  readonly items: readonly FilterNode[]
+}
+
+export interface NotNode {
+  readonly kind: 'not'
+  readonly item: FilterNode
+}
+
+/**
+ * Some related row (through `relationship`) matches `where` (any related row when undefined). Compiled to an
+ * `EXISTS` subquery: it never duplicates rows, and `not` over it keeps the rows with no related row.
+ */
+export interface ExistsNode {
+  readonly kind: 'exists'
+  readonly relationship: ResolvedRelationship
+  readonly target: ResolvedResource
+  readonly where: FilterNode | undefined
+}
+
+/** A node of the filter tree. */
+export type FilterNode = CompareNode | FieldCompareNode | CustomNode | AndNode | OrNode | NotNode | ExistsNode
+
+/** The kinds of filter node; a stage that handles filters dispatches on every one. */
+export type FilterNodeKind = FilterNode['kind']
+
+export function compareNode (attribute: ResolvedAttribute, op: BuiltinOperator, value: unknown): CompareNode {
+  return Object.freeze({ kind: 'compare', attribute, op, value })
+}
+
+export function fieldCompareNode (attribute: ResolvedAttribute, op: FieldCompareNode['op'], other: ResolvedAttribute): FieldCompareNode {
+  return Object.freeze({ kind: 'field-compare', attribute, op, other })
+}
+
+export function customNode (attribute: ResolvedAttribute, operator: FilterOperator<any>, value: unknown): CustomNode {
+  return Object.freeze({ kind: 'custom', attribute, operator, value })
+}
+
+/** AND of the items; a single item stands for itself. */
+export function andNode (items: readonly FilterNode[]): FilterNode {
+  return items.length === 1 ? items[0] : Object.freeze({ kind: 'and', items: Object.freeze([...items]) })
+}
+
+export function orNode (items: readonly FilterNode[]): OrNode {
+  return Object.freeze({ kind: 'or', items: Object.freeze([...items]) })
+}
+
+export function notNode (item: FilterNode): NotNode {
+  return Object.freeze({ kind: 'not', item })
+}
+
+export function existsNode (relationship: ResolvedRelationship, target: ResolvedResource, where: FilterNode | undefined): ExistsNode {
+  return Object.freeze({ kind: 'exists', relationship, target, where })
+}
+
+type Printed = Record<string, unknown> | Array<Record<string, unknown>>
+
+const PRINTERS: { [K in FilterNodeKind]: (node: Extract<FilterNode, { kind: K }>) => Printed } = {
+  compare: (node) => ({ name: node.attribute.name, op: node.op, val: node.value }),
+  'field-compare': (node) => ({ name: node.attribute.name, op: node.op, field: node.other.name }),
+  custom: (node) => ({ name: node.attribute.name, op: node.operator.name, val: node.value }),
+  and: (node) => ({ and: node.items.map(printFilter) }),
+  or: (node) => ({ or: node.items.map(printFilter) }),
+  not: (node) => ({ not: printFilter(node.item) }),
+  exists: (node) => ({
+    name: node.relationship.name,
+    op: node.relationship.toMany ? 'any' : 'has',
+    ...(node.where === undefined ? {} : { val: printFilter(node.where) }),
+  }),
+}
+
+/**
+ * Prints a filter tree back to the JSON filter syntax (relationship filters in their nested `any`/`has` form), so
+ * that `filter=<JSON.stringify(printFilter(tree))>` reads back to an equal tree.
+ */
+export function printFilter (node: FilterNode): Printed {
+  return (PRINTERS[node.kind] as (node: FilterNode) => Printed)(node)
+}

@@ -1,0 +1,248 @@
+import { Value } from '@sinclair/typebox/value'
+import type { TSchema } from '@sinclair/typebox'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import { jsonApiError } from '../errors/error-codes.js'
+import { registerFormats } from '../schema/compiled-input.js'
+import { BUILTIN_OPERATORS, FIELD_OPERATORS, isBuiltinOperator } from '../query/builtin-operators.js'
+import {
+  andNode, compareNode, customNode, existsNode, fieldCompareNode, notNode, orNode,
+  type FieldCompareNode, type FilterNode,
+} from '../query/filter-nodes.js'
+
+/** How large a filter may be. */
+export interface FilterLimits {
+  /** The deepest nesting of boolean forms and relationship filters (default 8). */
+  readonly maxDepth: number
+  /** The most nodes in one request's filters (default 200). */
+  readonly maxNodes: number
+}
+
+type RawQuery = Readonly<Record<string, unknown>>
+
+const COMPARISON_MEMBERS = new Set(['name', 'op', 'val', 'field'])
+const NUMERIC = new Set(['integer', 'number'])
+
+function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function show (value: unknown): string {
+  const text = JSON.stringify(value)
+  return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+/** Reads one request's filters: the JSON `filter` and the simple `filter[field]` forms, ANDed. */
+class FilterReader {
+  #nodes = 0
+  readonly #graph: ResourceGraph
+  readonly #limits: FilterLimits
+  #parameter = 'filter'
+
+  constructor (graph: ResourceGraph, limits: FilterLimits) {
+    registerFormats()
+    this.#graph = graph
+    this.#limits = limits
+  }
+
+  #fail (path: string, detail: string): Error {
+    const where = path === '' ? '' : `at ${path}: `
+    return jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: `${where}${detail}`, source: { parameter: this.#parameter } })
+  }
+
+  read (raw: RawQuery, resource: ResolvedResource): FilterNode | undefined {
+    const items: FilterNode[] = []
+    for (const [name, value] of Object.entries(raw)) {
+      if (name !== 'filter' && !(name.startsWith('filter[') && name.endsWith(']'))) continue
+      this.#parameter = name
+      if (typeof value !== 'string') throw this.#fail('', `'${name}' may be given only once`)
+      if (name === 'filter') {
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(value)
+        } catch {
+          throw this.#fail('', 'the filter is not valid JSON (a URL-encoded JSON array of filter objects)')
+        }
+        if (Array.isArray(parsed) && parsed.length === 0) continue
+        items.push(this.#item(parsed, resource, '', 1))
+      } else {
+        items.push(this.#simple(name.slice('filter['.length, -1), value, resource))
+      }
+    }
+    return items.length === 0 ? undefined : andNode(items)
+  }
+
+  /** `filter[name]=value`: equality, with `<relationship>_id` for the related id. */
+  #simple (name: string, value: string, resource: ResolvedResource): FilterNode {
+    if (name === '') throw this.#fail('', 'the field name between the brackets is empty')
+    const steps = name.split('.')
+    const last = steps.pop() as string
+    const { path, owner } = this.#walk(steps, resource, '')
+    const attribute = owner.attributes.get(last)
+    if (attribute === undefined && last !== 'id' && last.endsWith('_id') && owner.relationships.has(last.slice(0, -3))) {
+      const relationship = owner.relationships.get(last.slice(0, -3)) as ResolvedRelationship
+      const target = this.#graph.getResource(relationship.targetType)
+      return this.#wrap([...path, relationship], compareNode(target.idAttribute, 'eq', this.#coerce(target.idAttribute, value, '')))
+    }
+    const resolved = this.#attribute(owner, last, '')
+    if (!BUILTIN_OPERATORS.eq.kinds.includes(resolved.valueKind)) {
+      throw this.#fail('', `'${name}' (${resolved.valueKind}) cannot be compared for equality; use the JSON filter`)
+    }
+    return this.#wrap(path, compareNode(resolved, 'eq', this.#coerce(resolved, value, '')))
+  }
+
+  #item (value: unknown, resource: ResolvedResource, path: string, depth: number): FilterNode {
+    if (depth > this.#limits.maxDepth) throw this.#fail(path, `the filter is nested deeper than ${this.#limits.maxDepth} levels`)
+    if (++this.#nodes > this.#limits.maxNodes) throw this.#fail(path, `the filter has more than ${this.#limits.maxNodes} nodes`)
+    if (Array.isArray(value)) {
+      return andNode(value.map((item, index) => this.#item(item, resource, `${path}[${index}]`, depth + 1)))
+    }
+    if (!isObject(value)) throw this.#fail(path, `expected a filter object or an array of them, got ${show(value)}`)
+    const keys = Object.keys(value)
+    for (const form of ['and', 'or'] as const) {
+      if (!(form in value)) continue
+      if (keys.length !== 1) throw this.#fail(path, `'${form}' must be the only member of its object`)
+      const items = value[form]
+      if (!Array.isArray(items) || items.length === 0) throw this.#fail(`${path}.${form}`, `'${form}' takes a non-empty array of filters`)
+      const nodes = items.map((item, index) => this.#item(item, resource, `${path}.${form}[${index}]`, depth + 1))
+      return form === 'and' ? andNode(nodes) : orNode(nodes)
+    }
+    if ('not' in value) {
+      if (keys.length !== 1) throw this.#fail(path, "'not' must be the only member of its object")
+      return notNode(this.#item(value.not, resource, `${path}.not`, depth + 1))
+    }
+    return this.#comparison(value, resource, path, depth)
+  }
+
+  #comparison (value: Record<string, unknown>, resource: ResolvedResource, path: string, depth: number): FilterNode {
+    for (const key of Object.keys(value)) {
+      if (!COMPARISON_MEMBERS.has(key)) throw this.#fail(`${path}.${key}`, `unknown member '${key}' (a filter has name, op and val or field)`)
+    }
+    const { name, op } = value
+    if (typeof name !== 'string' || name === '') throw this.#fail(`${path}.name`, '`name` must be a non-empty string')
+    if (typeof op !== 'string') throw this.#fail(`${path}.op`, '`op` must be a string')
+    const steps = name.split('.')
+    const last = steps.pop() as string
+    const walked = this.#walk(steps, resource, `${path}.name`)
+    const relationship = walked.owner.relationships.get(last)
+    if (relationship !== undefined && !walked.owner.attributes.has(last)) {
+      return this.#wrap(walked.path, this.#relationshipFilter(relationship, value, path, depth))
+    }
+    const attribute = this.#attribute(walked.owner, last, `${path}.name`)
+    if ('field' in value) {
+      return this.#wrap(walked.path, this.#fieldComparison(attribute, walked.owner, op, value, path))
+    }
+    const custom = attribute.operators.get(op)
+    if (custom !== undefined) {
+      const operand = this.#checkValue(custom.schema, value.val, `${path}.val`, `'${op}' on '${attribute.name}'`)
+      return this.#wrap(walked.path, customNode(attribute, custom, operand))
+    }
+    if (!isBuiltinOperator(op)) {
+      throw this.#fail(`${path}.op`, `'${op}' is not an operator of '${attribute.name}'`)
+    }
+    const { kinds, operand } = BUILTIN_OPERATORS[op]
+    if (!kinds.includes(attribute.valueKind)) {
+      throw this.#fail(`${path}.op`, `'${op}' is not allowed on '${attribute.name}' (${attribute.valueKind})`)
+    }
+    const val = value.val
+    const at = `${path}.val`
+    if (!('val' in value) && operand !== 'null') throw this.#fail(path, `'${op}' needs a \`val\``)
+    switch (operand) {
+      case 'null':
+        if (val !== null && val !== undefined) throw this.#fail(at, `'${op}' takes null, got ${show(val)}`)
+        this.#nullable(attribute, at)
+        return this.#wrap(walked.path, compareNode(attribute, op, null))
+      case 'value':
+        if (val === null) this.#nullable(attribute, at)
+        return this.#wrap(walked.path, compareNode(attribute, op, val === null ? null : this.#coerce(attribute, val, at)))
+      case 'pair':
+        if (!Array.isArray(val) || val.length !== 2) throw this.#fail(at, `'between' takes [low, high], got ${show(val)}`)
+        return this.#wrap(walked.path, compareNode(attribute, op, val.map((item, index) => this.#coerce(attribute, item, `${at}[${index}]`))))
+      case 'list':
+        if (!Array.isArray(val)) throw this.#fail(at, `'${op}' takes an array of values, got ${show(val)}`)
+        return this.#wrap(walked.path, compareNode(attribute, op, val.map((item, index) => this.#coerce(attribute, item, `${at}[${index}]`))))
+      case 'text':
+        if (typeof val !== 'string') throw this.#fail(at, `'${op}' takes a string, got ${show(val)}`)
+        return this.#wrap(walked.path, compareNode(attribute, op, val))
+    }
+  }
+
+  #relationshipFilter (relationship: ResolvedRelationship, value: Record<string, unknown>, path: string, depth: number): FilterNode {
+    const expected = relationship.toMany ? 'any' : 'has'
+    if (value.op !== expected) {
+      throw this.#fail(`${path}.op`, `'${relationship.name}' is a ${relationship.toMany ? 'to-many' : 'to-one'} relationship: filter it with '${expected}'`)
+    }
+    if ('field' in value) throw this.#fail(`${path}.field`, 'a relationship filter takes `val`, not `field`')
+    const target = this.#graph.getResource(relationship.targetType)
+    const where = value.val === undefined ? undefined : this.#item(value.val, target, `${path}.val`, depth + 1)
+    return existsNode(relationship, target, where)
+  }
+
+  #fieldComparison (attribute: ResolvedAttribute, owner: ResolvedResource, op: string, value: Record<string, unknown>, path: string): FieldCompareNode {
+    if ('val' in value) throw this.#fail(path, 'a filter takes either `val` or `field`, not both')
+    if (!FIELD_OPERATORS.has(op)) throw this.#fail(`${path}.op`, `'${op}' cannot compare two fields (eq, ne, gt, ge, lt, le)`)
+    if (typeof value.field !== 'string') throw this.#fail(`${path}.field`, '`field` must be the name of an attribute')
+    const other = this.#attribute(owner, value.field, `${path}.field`)
+    const comparable = other.valueKind === attribute.valueKind || (NUMERIC.has(other.valueKind) && NUMERIC.has(attribute.valueKind))
+    if (!comparable || !BUILTIN_OPERATORS[op as 'eq'].kinds.includes(attribute.valueKind)) {
+      throw this.#fail(`${path}.field`, `'${attribute.name}' (${attribute.valueKind}) cannot be compared with '${other.name}' (${other.valueKind})`)
+    }
+    return fieldCompareNode(attribute, op as FieldCompareNode['op'], other)
+  }
+
+  /** Follows dotted relationship steps from `resource`. */
+  #walk (steps: readonly string[], resource: ResolvedResource, at: string): { path: ResolvedRelationship[]; owner: ResolvedResource } {
+    const path: ResolvedRelationship[] = []
+    let owner = resource
+    for (const step of steps) {
+      const relationship = owner.relationships.get(step)
+      if (relationship === undefined) throw this.#fail(at, `'${step}' is not a relationship of '${owner.type}'`)
+      path.push(relationship)
+      owner = this.#graph.getResource(relationship.targetType)
+    }
+    return { path, owner }
+  }
+
+  /** Wraps a node of the last resource of `path` into the EXISTS nodes that lead there. */
+  #wrap (path: readonly ResolvedRelationship[], node: FilterNode): FilterNode {
+    let wrapped = node
+    for (let index = path.length - 1; index >= 0; index--) {
+      wrapped = existsNode(path[index], this.#graph.getResource(path[index].targetType), wrapped)
+    }
+    return wrapped
+  }
+
+  #attribute (resource: ResolvedResource, name: string, at: string): ResolvedAttribute {
+    if (name === 'id') return resource.idAttribute
+    const attribute = resource.attributes.get(name)
+    if (attribute === undefined || attribute.hidden) {
+      const hint = resource.relationships.has(name) ? ` (a relationship: use 'any'/'has' or '${name}.<field>')` : ''
+      throw this.#fail(at, `'${name}' is not a field of '${resource.type}'${hint}`)
+    }
+    if (!attribute.filterable) throw this.#fail(at, `'${name}' of '${resource.type}' is not filterable`)
+    return attribute
+  }
+
+  #nullable (attribute: ResolvedAttribute, at: string): void {
+    if (!attribute.nullable) throw this.#fail(at, `'${attribute.name}' is never null`)
+  }
+
+  /** Checks (and converts, from a string) a value to the attribute's type. */
+  #coerce (attribute: ResolvedAttribute, value: unknown, at: string): unknown {
+    if (value === null) throw this.#fail(at, `null is not a value of '${attribute.name}' here`)
+    return this.#checkValue(attribute.valueSchema, value, at, `'${attribute.name}' (${attribute.valueKind})`)
+  }
+
+  #checkValue (schema: TSchema, value: unknown, at: string, what: string): unknown {
+    const converted = typeof value === 'string' ? Value.Convert(schema, value) : value
+    if (!Value.Check(schema, converted)) throw this.#fail(at, `${show(value)} is not a valid value for ${what}`)
+    return converted
+  }
+}
+
+/**
+ * Reads the filters of a request into one filter node (undefined without filters). Every mistake is a 400 whose
+ * `source.parameter` is the parameter and whose detail gives the path inside a JSON filter (`at [1].or[0].op`).
+ */
+export function readFilter (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: FilterLimits): FilterNode | undefined {
+  return new FilterReader(graph, limits).read(raw, resource)
+}
