@@ -1,4 +1,5 @@
 import type { PageNode } from '../query/query-tree.js'
+import type { ResultSet } from '../service/result-set.js'
 import type { RequestLocation } from './write-document.js'
 
 function encode (value: string): string {
@@ -21,14 +22,15 @@ function link (location: RequestLocation, page: number | undefined): string {
  * The links of a collection page: `self`, `first`, `prev` (not on the first page), `next` (not on the last) and
  * `last` (only when the count is known). Every other query parameter is kept.
  */
-export function paginationLinks (location: RequestLocation, page: PageNode, count: number | undefined): Record<string, string> {
+export function paginationLinks (location: RequestLocation, page: PageNode, totals: Pick<ResultSet, 'count' | 'hasMore'>): Record<string, string> {
+  const count = totals.count
   const current = page.number
   const links: Record<string, string> = { self: link(location, current) }
   if (page.size === 0) return links
   links.first = link(location, 1)
   const last = count === undefined ? undefined : Math.max(1, Math.ceil(count / page.size))
   if (current > 1) links.prev = link(location, last === undefined ? current - 1 : Math.min(current - 1, last))
-  if (last === undefined || current < last) links.next = link(location, current + 1)
+  if (last === undefined ? totals.hasMore === true : current < last) links.next = link(location, current + 1)
   if (last !== undefined) links.last = link(location, last)
   return links
 }

@@ -33,10 +33,10 @@ export function collectionDocument (result: ResultSet, query: QueryTree, locatio
   const writer = new ResourceWriter(location.baseUrl, query, result)
   const document: Record<string, unknown> = {
     data: result.primary.map((item) => writer.write(item)),
-    links: paginationLinks(location, query.page, result.count),
-    meta: result.count === undefined ? {} : { count: result.count },
+    links: paginationLinks(location, query.page, result),
     jsonapi: JSONAPI_OBJECT,
   }
+  if (result.count !== undefined) document.meta = { count: result.count }
   if (result.included.length > 0) document.included = result.included.map((item) => writer.write(item))
   return document
 }

@@ -13,7 +13,7 @@ export async function loadIncluded (
   graph: ResourceGraph,
   primary: readonly ResourceRow[],
   query: QueryTree,
-  count?: number,
+  totals: Pick<ResultSet, 'count' | 'hasMore'> = {},
 ): Promise<ResultSet> {
   const primaryKeys = new Set(primary.map((item) => resourceKey(item.resource.type, item.id)))
   const included = new Map<string, ResourceRow>()
@@ -59,5 +59,5 @@ export async function loadIncluded (
     byType.set(item.resource, rows)
   }
   for (const [resource, rows] of byType) await follow(resource, rows, query.include)
-  return { primary, included: [...included.values()], linkage, count }
+  return { primary, included: [...included.values()], linkage, ...totals }
 }

@@ -33,18 +33,21 @@ export class ResourceService {
   async list (resource: ResolvedResource, query: QueryTree): Promise<ResultSet> {
     const { size, number } = query.page
     const selection = selectionOf(resource, query.fields.get(resource.type))
-    const [rows, count] = await Promise.all([
+    // Without a count, one row more than the page tells whether a next page exists.
+    const probe = !resource.count && size > 0 ? 1 : 0
+    const [found, count] = await Promise.all([
       this.#repository.findMany(resource, {
         columns: selection.columns,
         filter: query.filter,
         sort: query.sort,
-        limit: size === 0 ? undefined : size,
+        limit: size === 0 ? undefined : size + probe,
         offset: size === 0 ? 0 : (number - 1) * size,
       }),
       resource.count ? this.#repository.count(resource, query.filter) : undefined,
     ])
+    const rows = probe === 1 && found.length > size ? found.slice(0, size) : found
     const primary = rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
-    return loadIncluded(this.#repository, this.#graph, primary, query, count)
+    return loadIncluded(this.#repository, this.#graph, primary, query, { count, hasMore: count === undefined ? found.length > rows.length : undefined })
   }
 
   /** One resource and its includes; 404 when it does not exist. */

@@ -17,8 +17,10 @@ export interface ResultSet {
   readonly included: readonly ResourceRow[]
   /** `type:id` → relationship name → related ids (to-one: zero or one). */
   readonly linkage: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>>
-  /** The number of rows of the collection, for collection reads. */
+  /** The number of rows of the collection, for counted collection reads. */
   readonly count?: number
+  /** For uncounted collection reads: whether rows follow this page. */
+  readonly hasMore?: boolean
 }
 
 /** The key of a resource in {@link ResultSet.linkage}. */
