@@ -8,6 +8,8 @@ import { jsonApiErrorHandler, JSONAPI_MEDIA_TYPE } from './errors/error-handler.
 import { jsonApiError } from './errors/error-codes.js'
 import { negotiate } from './request/media-type.js'
 import { registerResourceRoutes, type RouteContext } from './routes/resource-routes.js'
+import { registerRelationshipRoutes } from './routes/relationship-routes.js'
+import { RelationshipService } from './service/relationship-service.js'
 import type { QueryLimits } from './request/read-query.js'
 
 /** An invalid plugin option; thrown at registration. */
@@ -52,15 +54,30 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '')
   const graph = resolveResources(options.resources)
   const repository = options.repository ?? new KyselyRepository(options.db!)
+  const service = new ResourceService(graph, repository)
   const context: RouteContext = Object.freeze({
     graph,
-    service: new ResourceService(graph, repository),
+    service,
     limits: resolveLimits(options),
     baseUrl,
   })
 
   fastify.setErrorHandler(jsonApiErrorHandler)
-  fastify.addContentTypeParser(JSONAPI_MEDIA_TYPE, { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'))
+  // Fastify appends `; charset=utf-8` to every JSON media type; JSON:API forbids parameters other than ext and
+  // profile on its media type, so the charset comes off again before the headers are written.
+  fastify.addHook('onSend', async function jsonApiContentType (_request, reply, payload) {
+    const type = reply.getHeader('content-type')
+    if (typeof type === 'string' && type.startsWith(JSONAPI_MEDIA_TYPE)) reply.header('content-type', type.replace(/;\s*charset=utf-8$/i, ''))
+    return payload
+  })
+  // Both JSON media types read an empty body as no body (a DELETE may carry a Content-Type and nothing else); a
+  // write without a body is then a 400 of the document reader, with its pointer.
+  const parseJson = fastify.getDefaultJsonParser('error', 'error')
+  fastify.removeContentTypeParser('application/json')
+  fastify.addContentTypeParser([JSONAPI_MEDIA_TYPE, 'application/json'], { parseAs: 'string' }, function parseJsonBody (request, body, done) {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
+    parseJson(request, body as string, done)
+  })
   fastify.addHook('onRequest', async function jsonApiNegotiation (request) {
     negotiate(request)
   })
@@ -70,6 +87,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     })
   }
   registerResourceRoutes(fastify, context)
+  registerRelationshipRoutes(fastify, context, new RelationshipService(graph, service, repository))
 }
 
 /**

@@ -67,7 +67,8 @@ export const user = defineResource({
       derived: { columns: ['first_name', 'last_name', 'name'], compute: displayName },
     },
     email: { schema: NullableString() },
-    age: { schema: Type.Union([Type.Integer(), Type.Null()]) },
+    // An `integer` column: the schema keeps values in its range, so an out-of-range age is a 422 with a pointer.
+    age: { schema: Type.Union([Type.Integer({ minimum: 0, maximum: 2147483647 }), Type.Null()]) },
     status: { schema: Type.String(), default: 'active' },
     birth_date: { schema: Type.Union([DateString(), Type.Null()]) },
     gender: { schema: NullableString() },

@@ -56,8 +56,19 @@ export interface ExistsNode {
   readonly where: FilterNode | undefined
 }
 
+/**
+ * The row is linked to the owner `ownerId` through the owner's `relationship` (the rows of a related collection
+ * `/<owner>/<id>/<relationship>`). Built by the service, never parsed from a query string.
+ */
+export interface LinkedToNode {
+  readonly kind: 'linked-to'
+  readonly owner: ResolvedResource
+  readonly relationship: ResolvedRelationship
+  readonly ownerId: string
+}
+
 /** A node of the filter tree. */
-export type FilterNode = CompareNode | FieldCompareNode | CustomNode | AndNode | OrNode | NotNode | ExistsNode
+export type FilterNode = CompareNode | FieldCompareNode | CustomNode | AndNode | OrNode | NotNode | ExistsNode | LinkedToNode
 
 /** The kinds of filter node; a stage that handles filters dispatches on every one. */
 export type FilterNodeKind = FilterNode['kind']
@@ -91,6 +102,10 @@ export function existsNode (relationship: ResolvedRelationship, target: Resolved
   return Object.freeze({ kind: 'exists', relationship, target, where })
 }
 
+export function linkedToNode (owner: ResolvedResource, relationship: ResolvedRelationship, ownerId: string): LinkedToNode {
+  return Object.freeze({ kind: 'linked-to', owner, relationship, ownerId })
+}
+
 type Printed = Record<string, unknown> | Array<Record<string, unknown>>
 
 const PRINTERS: { [K in FilterNodeKind]: (node: Extract<FilterNode, { kind: K }>) => Printed } = {
@@ -105,11 +120,13 @@ const PRINTERS: { [K in FilterNodeKind]: (node: Extract<FilterNode, { kind: K }>
     op: node.relationship.toMany ? 'any' : 'has',
     ...(node.where === undefined ? {} : { val: printFilter(node.where) }),
   }),
+  'linked-to': (node) => ({ linkedTo: { type: node.owner.type, id: node.ownerId, relationship: node.relationship.name } }),
 }
 
 /**
  * Prints a filter tree back to the JSON filter syntax (relationship filters in their nested `any`/`has` form), so
- * that `filter=<JSON.stringify(printFilter(tree))>` reads back to an equal tree.
+ * that `filter=<JSON.stringify(printFilter(tree))>` reads back to an equal tree. (`linked-to` nodes, which only the
+ * service builds, print as `{"linkedTo": {type, id, relationship}}`.)
  */
 export function printFilter (node: FilterNode): Printed {
   return (PRINTERS[node.kind] as (node: FilterNode) => Printed)(node)

@@ -72,7 +72,7 @@ export interface Repository {
 }
 
 /** The kinds of constraint failure a repository reports. */
-export type StorageErrorKind = 'unique' | 'foreign-key' | 'not-null' | 'check' | 'invalid-value' | 'too-long' | 'conflict'
+export type StorageErrorKind = 'unique' | 'foreign-key' | 'not-null' | 'check' | 'invalid-value' | 'out-of-range' | 'too-long' | 'conflict'
 
 /** A storage failure the service can explain to the client. */
 export class StorageError extends Error {

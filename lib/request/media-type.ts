@@ -37,7 +37,8 @@ export function negotiate (request: FastifyRequest): void {
   const contentType = request.headers['content-type']
   if (contentType !== undefined && hasBody(request)) {
     const media = parseMediaType(contentType)
-    const parameters = media.parameters.filter((name) => name !== 'charset' || media.essence === 'application/json')
+    // `charset` is a parameter of application/json; JSON:API's media type takes none but ext and profile.
+    const parameters = media.essence === 'application/json' ? media.parameters.filter((name) => name !== 'charset') : media.parameters
     if (media.essence === JSONAPI_MEDIA_TYPE) {
       const unsupported = parameters.find((name) => !ALLOWED_PARAMETERS.has(name))
       if (unsupported !== undefined) {

@@ -2,7 +2,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import { registerFormats } from '../schema/compiled-input.js'
+import { findNulCharacter, registerFormats } from '../schema/compiled-input.js'
 import { BUILTIN_OPERATORS, FIELD_OPERATORS, isBuiltinOperator } from '../query/builtin-operators.js'
 import {
   andNode, compareNode, customNode, existsNode, fieldCompareNode, notNode, orNode,
@@ -55,6 +55,7 @@ class FilterReader {
       if (name !== 'filter' && !(name.startsWith('filter[') && name.endsWith(']'))) continue
       this.#parameter = name
       if (typeof value !== 'string') throw this.#fail('', `'${name}' may be given only once`)
+      if (findNulCharacter(value) !== undefined) throw this.#fail('', 'the filter contains a NUL character')
       if (name === 'filter') {
         let parsed: unknown
         try {

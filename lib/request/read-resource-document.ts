@@ -42,14 +42,19 @@ function notDocument (pointer: string, detail: string): JsonApiError {
  *
  * @param base the pointer of the resource object in the request (`/data`, or `/atomic:operations/0/data`)
  */
-export function readResourceDocument (body: unknown, resource: ResolvedResource, mode: 'create' | 'update', pathId?: string): ResourceInput {
+export function readResourceDocument (body: unknown, resource: ResolvedResource, mode: 'create' | 'update', pathId?: string, implied?: ReadonlySet<string>): ResourceInput {
+  if (body === undefined) throw notDocument('', 'the request body is empty: send a document with a `data` member')
   if (!isObject(body)) throw notDocument('', 'the request body must be a JSON object with a `data` member')
   if (!('data' in body)) throw notDocument('', 'the request body has no `data` member')
-  return readResourceObject(body.data, resource, mode, '/data', pathId)
+  return readResourceObject(body.data, resource, mode, '/data', pathId, implied)
 }
 
-/** Reads one resource object (the `data` of a write body) at `base`. */
-export function readResourceObject (data: unknown, resource: ResolvedResource, mode: 'create' | 'update', base: string, pathId?: string): ResourceInput {
+/**
+ * Reads one resource object (the `data` of a write body) at `base`.
+ *
+ * @param implied relationships the request sets by other means (the URL of a related route), so not required here
+ */
+export function readResourceObject (data: unknown, resource: ResolvedResource, mode: 'create' | 'update', base: string, pathId?: string, implied?: ReadonlySet<string>): ResourceInput {
   if (!isObject(data)) throw notDocument(base, '`data` must be a resource object')
   for (const member of Object.keys(data)) {
     if (!DATA_MEMBERS.has(member)) throw notDocument(`${base}/${escapeToken(member)}`, `'${member}' is not a member of a resource object`)
@@ -64,7 +69,7 @@ export function readResourceObject (data: unknown, resource: ResolvedResource, m
   const id = readId(data, resource, mode, base, pathId)
   const problems: JsonApiErrorInit[] = []
   const attributes = readAttributes(data, resource, mode, base, problems)
-  const relationships = readRelationships(data, resource, mode, base, problems)
+  const relationships = readRelationships(data, resource, mode, base, problems, implied)
   if (problems.length > 0) throw JsonApiError.many(problems)
   return { id, attributes, relationships }
 }
@@ -144,7 +149,7 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
   return accepted
 }
 
-function readRelationships (data: Record<string, unknown>, resource: ResolvedResource, mode: 'create' | 'update', base: string, problems: JsonApiErrorInit[]): LinkageInput[] {
+function readRelationships (data: Record<string, unknown>, resource: ResolvedResource, mode: 'create' | 'update', base: string, problems: JsonApiErrorInit[], implied?: ReadonlySet<string>): LinkageInput[] {
   const raw = data.relationships ?? {}
   if (!isObject(raw)) throw notDocument(`${base}/relationships`, '`relationships` must be an object')
   const inputs: LinkageInput[] = []
@@ -163,7 +168,7 @@ function readRelationships (data: Record<string, unknown>, resource: ResolvedRes
   }
   if (mode === 'create') {
     for (const relationship of resource.relationships.values()) {
-      if (!relationship.required) continue
+      if (!relationship.required || implied?.has(relationship.name) === true) continue
       const given = inputs.find((input) => input.relationship === relationship)
       if (given === undefined) {
         problems.push(errorInit('FJA_REQUIRED_RELATIONSHIP', {

@@ -20,7 +20,8 @@ type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE']
 
-function location (context: RouteContext, request: FastifyRequest): RequestLocation {
+/** The request's path and query, for the links of its document. */
+export function location (context: RouteContext, request: FastifyRequest): RequestLocation {
   const path = request.url.split('?')[0]
   return { baseUrl: context.baseUrl, path, query: request.query as Query }
 }

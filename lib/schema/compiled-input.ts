@@ -12,6 +12,18 @@ export interface InputProblem {
   readonly message: string
 }
 
+/** The JSON pointer of the first string holding a NUL character (PostgreSQL text cannot store one), if any. */
+export function findNulCharacter (value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes('\u0000')) return `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
+    const found = findNulCharacter(item, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 /** A compiled check of one input schema (the attributes of a create or an update). */
 export interface CompiledInput {
   /** Every problem of the value, at most one per path, in schema order. */
@@ -28,7 +40,9 @@ export function isDate (value: string): boolean {
   const match = DATE.exec(value)
   if (match === null) return false
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
-  const date = new Date(Date.UTC(year, month - 1, day))
+  // setUTCFullYear, not Date.UTC: Date.UTC maps the years 0–99 to 1900–1999.
+  const date = new Date(0)
+  date.setUTCFullYear(year, month - 1, day)
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
@@ -59,7 +73,11 @@ export function compileInput (schema: TObject): CompiledInput {
   const compiled = TypeCompiler.Compile(schema)
   return {
     check (value) {
-      if (compiled.Check(value)) return []
+      if (compiled.Check(value)) {
+        const nul = findNulCharacter(value)
+        if (nul === undefined) return []
+        return [{ kind: 'invalid', field: decodePointerToken(nul.split('/')[1] ?? ''), path: nul, message: 'contains a NUL character, which cannot be stored' }]
+      }
       const problems: InputProblem[] = []
       const seen = new Set<string>()
       for (const error of compiled.Errors(value)) {

@@ -33,6 +33,7 @@ const CODES: Record<StorageError['kind'], ErrorCode> = {
   'not-null': 'FJA_NOT_NULL_VIOLATION',
   check: 'FJA_CONSTRAINT_VIOLATION',
   'invalid-value': 'FJA_INVALID_VALUE',
+  'out-of-range': 'FJA_VALIDATION',
   'too-long': 'FJA_VALIDATION',
   conflict: 'FJA_FOREIGN_KEY_VIOLATION',
 }
@@ -55,6 +56,7 @@ export function explainStorageError (error: unknown, context: WriteContext): unk
     'not-null': `a required value${what} is missing`,
     check: `a value${what} breaks a constraint of '${type}'`,
     'invalid-value': `a value${what} is not valid for its type`,
+    'out-of-range': `a number${what} is out of the range its column can store`,
     'too-long': `a value${what} is too long`,
     conflict: 'the request conflicted with a concurrent change; retry it',
   }

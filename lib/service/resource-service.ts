@@ -1,18 +1,34 @@
 import type { QueryTree } from '../query/query-tree.js'
-import type { Repository } from '../repository/repository.js'
+import { StorageError, type Repository } from '../repository/repository.js'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import { JsonApiError } from '../errors/json-api-error.js'
+import type { JsonApiError } from '../errors/json-api-error.js'
 import { loadIncluded } from './load-included.js'
 import { explainStorageError, type WriteContext } from './explain-storage-error.js'
 import type { ResultSet } from './result-set.js'
 import { selectionOf } from './selection.js'
-import { writeLinks } from './write-links.js'
+import { checkTargets, foreignKeyValues, isStoredElsewhere, writeLinks } from './relationship-writes.js'
 
-function notFound (resource: ResolvedResource, id: string): JsonApiError {
+/**
+ * The only client values a read binds are filter values (ids and page numbers are checked first): a value the
+ * column's type cannot hold (an integer beyond its range, say) is the filter's 400, not a database error.
+ */
+async function filterValuesFit<T> (read: Promise<T>): Promise<T> {
+  try {
+    return await read
+  } catch (error) {
+    if (error instanceof StorageError && (error.kind === 'invalid-value' || error.kind === 'out-of-range')) {
+      throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: 'a filter value does not fit the type of its column', source: { parameter: 'filter' } })
+    }
+    throw error
+  }
+}
+
+/** The 404 of a resource that does not exist. */
+export function notFound (resource: ResolvedResource, id: string): JsonApiError {
   return jsonApiError('FJA_RESOURCE_NOT_FOUND', { detail: `no '${resource.type}' with id '${id}'` })
 }
 
@@ -35,16 +51,17 @@ export class ResourceService {
     const selection = selectionOf(resource, query.fields.get(resource.type))
     // Without a count, one row more than the page tells whether a next page exists.
     const probe = !resource.count && size > 0 ? 1 : 0
-    const [found, count] = await Promise.all([
-      this.#repository.findMany(resource, {
+    const repository = this.#repository
+    const [found, count] = await filterValuesFit(Promise.all([
+      Promise.resolve().then(() => repository.findMany(resource, {
         columns: selection.columns,
         filter: query.filter,
         sort: query.sort,
         limit: size === 0 ? undefined : size + probe,
         offset: size === 0 ? 0 : (number - 1) * size,
-      }),
-      resource.count ? this.#repository.count(resource, query.filter) : undefined,
-    ])
+      })),
+      resource.count ? Promise.resolve().then(() => repository.count(resource, query.filter)) : undefined,
+    ]))
     const rows = probe === 1 && found.length > size ? found.slice(0, size) : found
     const primary = rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
     return loadIncluded(this.#repository, this.#graph, primary, query, { count, hasMore: count === undefined ? found.length > rows.length : undefined })
@@ -79,7 +96,7 @@ export class ResourceService {
           values[attribute.column] = writeValue(attribute, value)
         }
       }
-      await this.#checkTargets(repository, input.relationships)
+      await checkTargets(repository, this.#graph, input.relationships)
       Object.assign(values, foreignKeyValues(input.relationships))
       const id = await repository.insert(resource, values, input.id)
       await writeLinks(repository, this.#graph, resource, id, input.relationships.filter(isStoredElsewhere))
@@ -97,13 +114,33 @@ export class ResourceService {
         const attribute = resource.attributes.get(name)
         if (attribute?.column !== undefined && !attribute.readOnly) values[attribute.column] = writeValue(attribute, value)
       }
-      if (!await repository.update(resource, id, {})) throw notFound(resource, id)
-      await this.#checkTargets(repository, input.relationships)
-      Object.assign(values, foreignKeyValues(input.relationships))
-      await repository.update(resource, id, values)
-      await writeLinks(repository, this.#graph, resource, id, input.relationships.filter(isStoredElsewhere))
+      await this.#link(repository, resource, id, input.relationships, values)
       return this.#read(repository, resource, id, query)
     })
+  }
+
+  /**
+   * Replaces the linkage of relationships of a resource (the relationship routes' PATCH), exactly as a PATCH of the
+   * resource does: the same checks, the same writes.
+   */
+  replaceLinkage (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[]): Promise<void> {
+    return this.#write({ resource, action: 'update', base: '/data' }, (repository) => this.#link(repository, resource, id, inputs, {}))
+  }
+
+  /** Updates `values` and the relationships of an existing resource; 404 when it does not exist. */
+  async #link (repository: Repository, resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>): Promise<void> {
+    if (!isValidId(resource, id) || !await repository.update(resource, id, {})) throw notFound(resource, id)
+    await checkTargets(repository, this.#graph, inputs)
+    await repository.update(resource, id, { ...values, ...foreignKeyValues(inputs) })
+    await writeLinks(repository, this.#graph, resource, id, inputs.filter(isStoredElsewhere))
+  }
+
+  /**
+   * Runs `work` in one transaction with a service and a repository bound to it; nested writes join it. Used by the
+   * relationship routes and the operations endpoint to compose several writes all or nothing.
+   */
+  transaction<T> (work: (service: ResourceService, repository: Repository) => Promise<T>): Promise<T> {
+    return this.#repository.transaction((repository) => work(new ResourceService(this.#graph, repository), repository))
   }
 
   /** Deletes a resource; 404 when it does not exist, 409 when storage refuses because others reference it. */
@@ -120,51 +157,4 @@ export class ResourceService {
       throw explainStorageError(error, context)
     }
   }
-
-  /**
-   * Every related id must exist: one query per relationship; a missing one is a 404 pointing at its identifier.
-   * A cleared required to-one is a 422 naming the relationship; two relationships on one column must agree.
-   */
-  async #checkTargets (repository: Repository, inputs: readonly LinkageInput[]): Promise<void> {
-    const columns = new Map<string, LinkageInput>()
-    for (const input of inputs) {
-      const { relationship, ids, pointer } = input
-      if (relationship.storage.kind === 'foreign-key') {
-        if (ids === null && !relationship.storage.nullable) {
-          throw jsonApiError('FJA_REQUIRED_RELATIONSHIP', { detail: `the relationship '${relationship.name}' is required and cannot be cleared`, source: { pointer } })
-        }
-        const other = columns.get(relationship.storage.column)
-        if (other !== undefined && String(other.ids) !== String(ids)) {
-          throw jsonApiError('FJA_VALIDATION', {
-            detail: `'${relationship.name}' and '${other.relationship.name}' are the same link and must not differ`,
-            source: { pointer },
-          })
-        }
-        columns.set(relationship.storage.column, input)
-      }
-      if (ids === null || ids.length === 0) continue
-      const target = this.#graph.getResource(relationship.targetType)
-      const valid = ids.filter((id) => isValidId(target, id))
-      const existing = await repository.existingIds(target, valid)
-      const missing = ids.findIndex((id) => !existing.has(id))
-      if (missing >= 0) {
-        throw jsonApiError('FJA_RELATED_NOT_FOUND', {
-          detail: `no '${target.type}' with id '${ids[missing]}'`,
-          source: { pointer: relationship.toMany ? `${pointer}/${missing}` : pointer },
-        })
-      }
-    }
-  }
-}
-
-function isStoredElsewhere (input: LinkageInput): boolean {
-  return input.relationship.storage.kind !== 'foreign-key'
-}
-
-function foreignKeyValues (inputs: readonly LinkageInput[]): Record<string, unknown> {
-  const values: Record<string, unknown> = {}
-  for (const { relationship, ids } of inputs) {
-    if (relationship.storage.kind === 'foreign-key') values[relationship.storage.column] = ids?.[0] ?? null
-  }
-  return values
 }

@@ -102,6 +102,22 @@ export function compileFilter (eb: Builder, node: FilterNode, owner: ResolvedRes
       if (where !== undefined) scan = scan.where((sub) => compileFilter(sub, where, item.target, inner, aliases))
       return eb.exists(scan.select(sql.lit(1).as('one')))
     },
+    'linked-to': (item) => {
+      const storage = item.relationship.storage
+      const target = owner
+      if (storage.kind === 'inverse') return eb(sql.ref(`${alias}.${storage.column}`), '=', item.ownerId)
+      const other = aliases.take()
+      if (storage.kind === 'join') {
+        return eb.exists(eb.selectFrom(`${storage.table} as ${other}`)
+          .select(sql.lit(1).as('one'))
+          .where(sql.ref(`${other}.${storage.targetKey}`), '=', sql.ref(`${alias}.${target.idColumn}`))
+          .where(sql.ref(`${other}.${storage.sourceKey}`), '=', item.ownerId))
+      }
+      return eb.exists(eb.selectFrom(`${item.owner.table} as ${other}`)
+        .select(sql.lit(1).as('one'))
+        .where(sql.ref(`${other}.${storage.column}`), '=', sql.ref(`${alias}.${target.idColumn}`))
+        .where(sql.ref(`${other}.${item.owner.idColumn}`), '=', item.ownerId))
+    },
   }
   return (compilers[node.kind] as (node: FilterNode) => Compiled)(node)
 }

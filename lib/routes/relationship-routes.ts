@@ -1,0 +1,148 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
+import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import type { RelationshipService } from '../service/relationship-service.js'
+import { readQuery } from '../request/read-query.js'
+import { readResourceDocument } from '../request/read-resource-document.js'
+import { readRelationshipDocument } from '../request/read-relationship-document.js'
+import { collectionDocument, linkageData, linkageDocument, metaDocument, singleDocument } from '../document/write-document.js'
+import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { jsonApiError } from '../errors/error-codes.js'
+import { location, registerMethodNotAllowed, type RouteContext } from './resource-routes.js'
+
+type Query = Record<string, unknown>
+type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+type Route = [HTTPMethods, boolean, Handler]
+
+function idOf (request: FastifyRequest): string {
+  return (request.params as { id: string }).id
+}
+
+/**
+ * Registers, for every relationship of every resource, the related-resource route `<path>/:id/<name>` and the
+ * relationship route `<path>/:id/relationships/<name>`, with 405s for the methods a route lacks and a 404 for
+ * relationship names that do not exist.
+ */
+export function registerRelationshipRoutes (fastify: FastifyInstance, context: RouteContext, service: RelationshipService): void {
+  for (const owner of context.graph.resources) {
+    if (owner.relationships.size === 0 || !owner.routes.read) continue
+    for (const relationship of owner.relationships.values()) {
+      const target = context.graph.getResource(relationship.targetType)
+      const related: Route[] = [
+        ['GET', true, readRelated(context, service, owner, relationship)],
+        ['POST', target.routes.create, createRelated(context, service, owner, relationship, target)],
+        ['PATCH', !relationship.toMany && target.routes.update, updateRelated(context, service, owner, relationship, target)],
+        ['DELETE', !relationship.toMany && target.routes.delete, deleteRelated(service, owner, relationship)],
+      ]
+      const writable = owner.routes.update
+      const linkage: Route[] = [
+        ['GET', true, readLinkage(context, service, owner, relationship)],
+        ['PATCH', writable, replaceLinkage(context, service, owner, relationship)],
+        ['POST', writable, relationship.toMany ? changeMembers(service, owner, relationship, 'add') : toOneForbidden(relationship)],
+        ['DELETE', writable, relationship.toMany ? changeMembers(service, owner, relationship, 'remove') : toOneForbidden(relationship)],
+      ]
+      for (const [url, routes] of [[`${owner.path}/:id/${relationship.name}`, related], [`${owner.path}/:id/relationships/${relationship.name}`, linkage]] as const) {
+        const enabled = routes.filter(([, on]) => on)
+        for (const [method, , handler] of enabled) fastify.route({ method, url, handler })
+        registerMethodNotAllowed(fastify, url, enabled.map(([method]) => method))
+      }
+    }
+    const unknown = async function unknownRelationship (request: FastifyRequest): Promise<never> {
+      const name = (request.params as { relationship: string }).relationship
+      throw jsonApiError('FJA_ROUTE_NOT_FOUND', { detail: `'${owner.type}' has no relationship '${name}'` })
+    }
+    for (const url of [`${owner.path}/:id/:relationship`, `${owner.path}/:id/relationships/:relationship`]) {
+      fastify.route({ method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'], url, handler: unknown })
+    }
+  }
+}
+
+function relatedPath (owner: ResolvedResource, id: string, relationship: ResolvedRelationship): string {
+  return `${owner.path}/${encodeURIComponent(id)}/${relationship.name}`
+}
+
+function readRelated (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
+  const target = context.graph.getResource(relationship.targetType)
+  return async function readRelatedResource (request, reply) {
+    const query = readQuery(request.query as Query, target, context.graph, context.limits, relationship.toMany)
+    const result = await service.readRelated(owner, idOf(request), relationship, query)
+    const document = relationship.toMany
+      ? collectionDocument(result, query, location(context, request))
+      : singleDocument(result, query, location(context, request), true)
+    return reply.type(JSONAPI_MEDIA_TYPE).send(document)
+  }
+}
+
+function createRelated (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
+  const implied = new Set(relationship.storage.kind === 'inverse' ? [relationship.storage.inverseName] : [])
+  return async function createRelatedResource (request, reply) {
+    const query = readQuery(request.query as Query, target, context.graph, context.limits, false)
+    const input = readResourceDocument(request.body, target, 'create', undefined, implied)
+    const result = await service.createRelated(owner, idOf(request), relationship, input, query)
+    const document = singleDocument(result, query, location(context, request))
+    const self = (document.links as { self: string }).self
+    return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(document)
+  }
+}
+
+function updateRelated (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
+  return async function updateRelatedResource (request, reply) {
+    const query = readQuery(request.query as Query, target, context.graph, context.limits, false)
+    const result = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query)
+    return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request), true))
+  }
+}
+
+function deleteRelated (service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
+  return async function deleteRelatedResource (request, reply) {
+    await service.deleteRelated(owner, idOf(request), relationship)
+    return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message: 'Object successfully deleted' }))
+  }
+}
+
+function readLinkage (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
+  const target = context.graph.getResource(relationship.targetType)
+  return async function readRelationship (request, reply) {
+    const query = readQuery(request.query as Query, target, context.graph, context.limits, relationship.toMany)
+    if (query.include.length > 0 || query.fields.size > 0) {
+      throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
+        detail: 'a relationship document has no resource objects: include and fields do not apply',
+        source: { parameter: query.include.length > 0 ? 'include' : [...Object.keys(request.query as Query)].find((name) => name.startsWith('fields[')) ?? 'fields' },
+      })
+    }
+    const id = idOf(request)
+    const result = await service.readLinkage(owner, id, relationship, query)
+    return reply.type(JSONAPI_MEDIA_TYPE).send(linkageDocument(result, relationship.toMany, target.type, query, location(context, request), relatedPath(owner, id, relationship)))
+  }
+}
+
+function replaceLinkage (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
+  return async function replaceRelationship (request, reply) {
+    const id = idOf(request)
+    readQuery(request.query as Query, context.graph.getResource(relationship.targetType), context.graph, context.limits, false)
+    const input = readRelationshipDocument(request.body, relationship)
+    await service.replace(owner, id, input)
+    const here = location(context, request)
+    return reply.type(JSONAPI_MEDIA_TYPE).send({
+      links: { self: `${here.baseUrl}${here.path}`, related: `${here.baseUrl}${relatedPath(owner, id, relationship)}` },
+      data: linkageData(relationship.targetType, relationship.toMany, input.ids ?? []),
+      ...metaDocument({ message: 'Relationship successfully updated' }),
+    })
+  }
+}
+
+function changeMembers (service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship, mode: 'add' | 'remove'): Handler {
+  return async function changeRelationshipMembers (request, reply) {
+    const input = readRelationshipDocument(request.body, relationship)
+    await service.changeMembers(owner, idOf(request), input, mode)
+    const message = mode === 'add' ? 'Relationship successfully created' : 'Relationship successfully updated'
+    return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message }))
+  }
+}
+
+function toOneForbidden (relationship: ResolvedRelationship): Handler {
+  return async function toOneMembers (request) {
+    throw jsonApiError('FJA_TO_ONE_MEMBERS', {
+      detail: `'${relationship.name}' is a to-one relationship: ${request.method} cannot add or remove members; PATCH it with an identifier or null`,
+    })
+  }
+}

@@ -1,0 +1,94 @@
+import { StorageError, type Repository } from '../repository/repository.js'
+import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { LinkageInput } from '../request/read-resource-document.js'
+import { isValidId } from '../schema/resource-id.js'
+import { jsonApiError } from '../errors/error-codes.js'
+
+/**
+ * The relationship rules every write shares — PATCH and POST of a resource, the relationship routes, the related
+ * routes and (later) atomic operations — so each rule is written once.
+ */
+
+/**
+ * Every related id must exist: one query per relationship; a missing one is a 404 pointing at its identifier.
+ * Clearing a required to-one is a 422 naming the relationship; two relationships on one column must agree.
+ */
+export async function checkTargets (repository: Repository, graph: ResourceGraph, inputs: readonly LinkageInput[]): Promise<void> {
+  const columns = new Map<string, LinkageInput>()
+  for (const input of inputs) {
+    const { relationship, ids, pointer } = input
+    if (relationship.storage.kind === 'foreign-key') {
+      if (ids === null && !relationship.storage.nullable) {
+        throw jsonApiError('FJA_REQUIRED_RELATIONSHIP', { detail: `the relationship '${relationship.name}' is required and cannot be cleared`, source: { pointer } })
+      }
+      const other = columns.get(relationship.storage.column)
+      if (other !== undefined && String(other.ids) !== String(ids)) {
+        throw jsonApiError('FJA_VALIDATION', {
+          detail: `'${relationship.name}' and '${other.relationship.name}' are the same link and must not differ`,
+          source: { pointer },
+        })
+      }
+      columns.set(relationship.storage.column, input)
+    }
+    if (ids === null || ids.length === 0) continue
+    const target = graph.getResource(relationship.targetType)
+    const existing = await repository.existingIds(target, ids.filter((id) => isValidId(target, id)))
+    const missing = ids.findIndex((id) => !existing.has(id))
+    if (missing >= 0) {
+      throw jsonApiError('FJA_RELATED_NOT_FOUND', {
+        detail: `no '${target.type}' with id '${ids[missing]}'`,
+        source: { pointer: relationship.toMany ? `${pointer}/${missing}` : pointer },
+      })
+    }
+  }
+}
+
+/** The owner's column values of the to-one relationships stored in its own row. */
+export function foreignKeyValues (inputs: readonly LinkageInput[]): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  for (const { relationship, ids } of inputs) {
+    if (relationship.storage.kind === 'foreign-key') values[relationship.storage.column] = ids?.[0] ?? null
+  }
+  return values
+}
+
+/** Whether a relationship is stored outside the owner's row (inverse foreign key or join table). */
+export function isStoredElsewhere (input: LinkageInput): boolean {
+  return input.relationship.storage.kind !== 'foreign-key'
+}
+
+/** Runs a link change, turning "the related row needs its owner" (NOT NULL) into a 422 naming the relationship. */
+async function guardUnlink (relationship: ResolvedRelationship, target: ResolvedResource, pointer: string, change: () => Promise<void>): Promise<void> {
+  try {
+    await change()
+  } catch (error) {
+    if (error instanceof StorageError && error.kind === 'not-null' && relationship.storage.kind === 'inverse') {
+      throw jsonApiError('FJA_REQUIRED_RELATIONSHIP', {
+        detail: `cannot unlink a '${target.type}' from '${relationship.name}': its relationship '${relationship.storage.inverseName}' is required`,
+        source: { pointer },
+      })
+    }
+    throw error
+  }
+}
+
+/**
+ * Writes relationships stored outside the owner's row, replacing each whole set (a to-one: its one link). A link
+ * the storage cannot drop because the related row requires its owner is a 422 naming the relationship.
+ */
+export async function writeLinks (repository: Repository, graph: ResourceGraph, owner: ResolvedResource, ownerId: string, inputs: readonly LinkageInput[]): Promise<void> {
+  for (const { relationship, ids, pointer } of inputs) {
+    const target = graph.getResource(relationship.targetType)
+    await guardUnlink(relationship, target, pointer, () => repository.replaceLinks(owner, relationship, target, ownerId, ids ?? []))
+  }
+}
+
+/** Adds members to, or removes members from, a to-many relationship (members already linked, or not, are fine). */
+export async function changeMembers (repository: Repository, graph: ResourceGraph, owner: ResolvedResource, ownerId: string, input: LinkageInput, mode: 'add' | 'remove'): Promise<void> {
+  const { relationship, ids, pointer } = input
+  const target = graph.getResource(relationship.targetType)
+  await checkTargets(repository, graph, [input])
+  await guardUnlink(relationship, target, pointer, () => mode === 'add'
+    ? repository.addLinks(owner, relationship, target, ownerId, ids ?? [])
+    : repository.removeLinks(owner, relationship, target, ownerId, ids ?? []))
+}

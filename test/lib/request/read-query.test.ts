@@ -1,0 +1,172 @@
+import t from 'tap'
+import { readQuery, type QueryLimits } from '../../../lib/request/read-query.js'
+import { printInclude, printSort, type IncludeNode } from '../../../lib/query/query-tree.js'
+import { resolveResources } from '../../../lib/schema/resolve-resources.js'
+import { JsonApiError } from '../../../lib/errors/json-api-error.js'
+import { resources } from '../../../examples/app/resources.js'
+
+const graph = resolveResources(resources)
+
+const LIMITS: QueryLimits = {
+  defaultPageSize: 30,
+  maxPageSize: 1000,
+  unpaged: 'allowed',
+  maxIncludeDepth: 3,
+  filter: { maxDepth: 8, maxNodes: 200 },
+}
+
+type Raw = Record<string, string | string[]>
+
+function read (raw: Raw, type = 'user', collection = true, limits: Partial<QueryLimits> = {}) {
+  return readQuery(raw, graph.getResource(type), graph, { ...LIMITS, ...limits }, collection)
+}
+
+/** The include tree as nested plain arrays: `[name, children]`. */
+function shape (nodes: readonly IncludeNode[]): unknown[] {
+  return nodes.map((node) => [node.relationship, shape(node.children)])
+}
+
+interface Expected {
+  readonly include: string
+  readonly sort: string
+  readonly page: [number, number]
+  readonly fields?: Record<string, string[]>
+  readonly tree?: unknown[]
+}
+
+const good: Array<[string, Raw, Expected, { type?: string; collection?: boolean; limits?: Partial<QueryLimits> }?]> = [
+  ['nothing', {}, { include: '', sort: '', page: [1, 30], fields: {} }],
+  ['one include', { include: 'computers' }, { include: 'computers', sort: '', page: [1, 30], tree: [['computers', []]] }],
+  ['several includes', { include: 'computers,bio,group' }, { include: 'computers,bio,group', sort: '', page: [1, 30] }],
+  ['nested includes share their prefix', { include: 'computers.owner,computers.user' }, {
+    include: 'computers.owner,computers.user', sort: '', page: [1, 30], tree: [['computers', [['owner', []], ['user', []]]]],
+  }],
+  ['a path and its prefix', { include: 'computers,computers.owner' }, {
+    include: 'computers.owner', sort: '', page: [1, 30], tree: [['computers', [['owner', []]]]],
+  }],
+  ['a repeated path', { include: 'bio,bio' }, { include: 'bio', sort: '', page: [1, 30], tree: [['bio', []]] }],
+  ['three levels', { include: 'computers.owner.group' }, {
+    include: 'computers.owner.group', sort: '', page: [1, 30], tree: [['computers', [['owner', [['group', []]]]]]],
+  }],
+  ['empty include', { include: '' }, { include: '', sort: '', page: [1, 30] }],
+  ['sort keys', { sort: '-age,name' }, { include: '', sort: '-age,name', page: [1, 30] }],
+  ['sort by id', { sort: '-id' }, { include: '', sort: '-id', page: [1, 30] }],
+  ['sort through a to-one', { sort: 'owner.name,-serial' }, { include: '', sort: 'owner.name,-serial', page: [1, 30] }, { type: 'computer' }],
+  ['page', { 'page[size]': '10', 'page[number]': '3' }, { include: '', sort: '', page: [3, 10] }],
+  ['page size only', { 'page[size]': '1000' }, { include: '', sort: '', page: [1, 1000] }],
+  ['page number only', { 'page[number]': '2' }, { include: '', sort: '', page: [2, 30] }],
+  ['unpaged', { 'page[size]': '0', 'page[number]': '4' }, { include: '', sort: '', page: [1, 0] }],
+  ['default page size from the limits', {}, { include: '', sort: '', page: [1, 5] }, { limits: { defaultPageSize: 5 } }],
+  ['sparse fieldsets', { 'fields[user]': 'name,computers', 'fields[computer]': '' }, {
+    include: '', sort: '', page: [1, 30], fields: { user: ['name', 'computers'], computer: [] },
+  }],
+  ['everything', { include: 'computers.owner', sort: '-name', 'page[size]': '2', 'fields[computer]': 'serial' }, {
+    include: 'computers.owner', sort: '-name', page: [1, 2], fields: { computer: ['serial'] },
+  }],
+  ['application parameters pass through', { camelCase: '1', with_underscore: 'x', Include: 'nothing', 'my-param': 'y' }, {
+    include: '', sort: '', page: [1, 30], fields: {},
+  }],
+  ['a single resource reads no page and no sort', { include: 'computers', 'fields[user]': 'name' }, {
+    include: 'computers', sort: '', page: [1, 0], fields: { user: ['name'] },
+  }, { collection: false }],
+]
+
+t.test('good queries and their tree', async (t) => {
+  for (const [label, raw, expected, options = {}] of good) {
+    const tree = read(raw, options.type, options.collection, options.limits)
+    t.equal(printInclude(tree.include), expected.include, `${label}: include`)
+    t.equal(printSort(tree.sort), expected.sort, `${label}: sort`)
+    t.same([tree.page.number, tree.page.size], expected.page, `${label}: page`)
+    if (expected.fields !== undefined) {
+      t.same(Object.fromEntries([...tree.fields].map(([type, names]) => [type, [...names]])), expected.fields, `${label}: fields`)
+    }
+    if (expected.tree !== undefined) t.same(shape(tree.include), expected.tree, `${label}: include tree`)
+    t.ok(Object.isFrozen(tree) && Object.isFrozen(tree.include) && Object.isFrozen(tree.sort) && Object.isFrozen(tree.page), `${label}: frozen`)
+    // Round trip: the printed tree reads back to the same tree.
+    const again = read({
+      ...(expected.include === '' ? {} : { include: expected.include }),
+      ...(expected.sort === '' ? {} : { sort: expected.sort }),
+    }, options.type, options.collection, options.limits)
+    t.equal(printInclude(again.include), expected.include, `${label}: include round trip`)
+    t.equal(printSort(again.sort), expected.sort, `${label}: sort round trip`)
+  }
+})
+
+t.test('sort nodes carry the attribute and the relationship path', async (t) => {
+  const tree = read({ sort: '-owner.name,serial' }, 'computer')
+  t.equal(tree.sort.length, 2)
+  t.equal(tree.sort[0].descending, true)
+  t.equal(tree.sort[0].attribute.name, 'name')
+  t.equal(tree.sort[0].attribute.column, 'name')
+  t.same(tree.sort[0].path.map((step) => [step.relationship.name, step.target.type]), [['owner', 'user']])
+  t.equal(tree.sort[1].descending, false)
+  t.same(tree.sort[1].path, [])
+  t.equal(tree.sort[1].attribute, graph.getResource('computer').attributes.get('serial'))
+})
+
+const bad: Array<[Raw, string, { type?: string; collection?: boolean; limits?: Partial<QueryLimits> }?]> = [
+  [{ include: 'nothing' }, 'include'],
+  [{ include: 'computers.nothing' }, 'include'],
+  [{ include: 'computers.owner.computers.owner' }, 'include'],
+  [{ include: 'computers,' }, 'include'],
+  [{ include: '.computers' }, 'include'],
+  [{ include: 'Computers' }, 'include'],
+  [{ include: ['computers', 'bio'] }, 'include'],
+  [{ include: 'computers.owner' }, 'include', { limits: { maxIncludeDepth: 1 } }],
+  [{ include: 'nothing' }, 'include', { collection: false }],
+  [{ 'include[user]': 'computers' }, 'include[user]'],
+  [{ 'fields[nothing]': 'name' }, 'fields[nothing]'],
+  [{ 'fields[user]': 'nothing' }, 'fields[user]'],
+  [{ 'fields[user]': 'name,' }, 'fields[user]'],
+  [{ 'fields[user]': 'name', 'fields[computer]': 'owner,nothing' }, 'fields[computer]'],
+  [{ 'fields[user]': ['name', 'age'] }, 'fields[user]'],
+  [{ fields: 'name' }, 'fields'],
+  [{ sort: 'nothing' }, 'sort'],
+  [{ sort: 'display_name' }, 'sort'],
+  [{ sort: '-' }, 'sort'],
+  [{ sort: '' }, 'sort'],
+  [{ sort: 'name,' }, 'sort'],
+  [{ sort: 'name,name' }, 'sort'],
+  [{ sort: 'name,-name' }, 'sort'],
+  [{ sort: 'computers.serial' }, 'sort'],
+  [{ sort: 'group.nothing' }, 'sort'],
+  [{ sort: 'nothing.name' }, 'sort'],
+  [{ sort: 'computers' }, 'sort'],
+  [{ sort: ['name', 'age'] }, 'sort'],
+  [{ 'sort[name]': 'asc' }, 'sort[name]'],
+  [{ 'page[size]': '-1' }, 'page[size]'],
+  [{ 'page[size]': '1001' }, 'page[size]'],
+  [{ 'page[size]': 'abc' }, 'page[size]'],
+  [{ 'page[size]': '1.5' }, 'page[size]'],
+  [{ 'page[size]': '1e3' }, 'page[size]'],
+  [{ 'page[size]': '' }, 'page[size]'],
+  [{ 'page[size]': ['1', '2'] }, 'page[size]'],
+  [{ 'page[size]': '11' }, 'page[size]', { limits: { maxPageSize: 10 } }],
+  [{ 'page[size]': '0' }, 'page[size]', { limits: { unpaged: 'forbidden' } }],
+  [{ 'page[number]': '0' }, 'page[number]'],
+  [{ 'page[number]': 'last' }, 'page[number]'],
+  [{ 'page[offset]': '1' }, 'page[offset]'],
+  [{ 'page[limit]': '1' }, 'page[limit]'],
+  [{ page: '1' }, 'page'],
+  [{ unknown: '1' }, 'unknown'],
+  [{ included: 'computers' }, 'included'],
+]
+
+t.test('bad queries: a 400 naming the parameter', async (t) => {
+  for (const [raw, parameter, options = {}] of bad) {
+    const label = `${JSON.stringify(raw)}${options.limits === undefined ? '' : ` with ${JSON.stringify(options.limits)}`}${options.collection === false ? ' (single)' : ''}`
+    let thrown: unknown
+    try {
+      read(raw, options.type, options.collection, options.limits)
+    } catch (error) {
+      thrown = error
+    }
+    if (!t.ok(thrown instanceof JsonApiError, `${label}: JsonApiError`)) continue
+    const error = thrown as JsonApiError
+    t.equal(error.statusCode, 400, `${label}: 400`)
+    t.equal(error.errors.length, 1, `${label}: one error`)
+    t.equal(error.errors[0].code, 'FJA_INVALID_QUERY_PARAMETER', `${label}: code`)
+    t.same(error.errors[0].source, { parameter }, `${label}: source.parameter`)
+    t.equal(typeof error.errors[0].detail, 'string', `${label}: detail`)
+  }
+})
