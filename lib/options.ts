@@ -27,6 +27,8 @@ export interface JsonApiOptions {
   readonly pagination?: PaginationOptions
   /** Limits of the JSON filter. */
   readonly filter?: FilterOptions
+  /** The atomic operations endpoint (JSON:API's atomic extension). */
+  readonly operations?: OperationsOptions
   /** Include paths: maximum number of relationships in one path (default 3). */
   readonly maxIncludeDepth?: number
   /**
@@ -47,6 +49,16 @@ export interface PaginationOptions {
    * page of the maximum size.
    */
   readonly unpaged?: 'allowed' | 'forbidden' | 'capped'
+}
+
+/** The atomic operations endpoint. */
+export interface OperationsOptions {
+  /** Serve it (default true). */
+  readonly enabled?: boolean
+  /** Its path (default `/operations`). */
+  readonly path?: string
+  /** The most operations in one request (default 100); more is a 413. */
+  readonly maxOperations?: number
 }
 
 /** Limits of the JSON filter. */

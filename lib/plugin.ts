@@ -10,6 +10,7 @@ import { negotiate } from './request/media-type.js'
 import { registerResourceRoutes, type RouteContext } from './routes/resource-routes.js'
 import { registerRelationshipRoutes } from './routes/relationship-routes.js'
 import { RelationshipService } from './service/relationship-service.js'
+import { registerOperationsRoute, type OperationsSettings } from './routes/operations-route.js'
 import type { QueryLimits } from './request/read-query.js'
 
 /** An invalid plugin option; thrown at registration. */
@@ -45,6 +46,16 @@ function resolveLimits (options: JsonApiOptions): QueryLimits {
       maxNodes: positiveInteger('filter.maxNodes', options.filter?.maxNodes, 200),
     }),
   })
+}
+
+function resolveOperations (options: JsonApiOptions): OperationsSettings | undefined {
+  const operations = options.operations ?? {}
+  if (operations.enabled === false) return undefined
+  const path = operations.path ?? '/operations'
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9_\-./]*$/.test(path) || path.includes(':')) {
+    throw new JsonApiOptionsError('`operations.path` must be a path starting with `/`')
+  }
+  return Object.freeze({ path, maxOperations: positiveInteger('operations.maxOperations', operations.maxOperations, 100) })
 }
 
 const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin (fastify: FastifyInstance, options: JsonApiOptions) {
@@ -88,6 +99,8 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   }
   registerResourceRoutes(fastify, context)
   registerRelationshipRoutes(fastify, context, new RelationshipService(graph, service, repository))
+  const operations = resolveOperations(options)
+  if (operations !== undefined) registerOperationsRoute(fastify, context, operations)
 }
 
 /**

@@ -1,26 +1,45 @@
 import type { FastifyRequest } from 'fastify'
 import { jsonApiError } from '../errors/error-codes.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { ATOMIC_EXTENSION } from '../document/operations-document.js'
 
-/** A parsed media type: essence (lowercase `type/subtype`) and parameter names (lowercase). */
+/** A parsed media type: essence (lowercase `type/subtype`) and parameters (lowercase names, unquoted values). */
 interface MediaType {
   readonly essence: string
-  readonly parameters: readonly string[]
+  readonly parameters: ReadonlyMap<string, string>
 }
 
 const ALLOWED_PARAMETERS = new Set(['ext', 'profile'])
+const SUPPORTED_EXTENSIONS = new Set([ATOMIC_EXTENSION])
 
-function parseMediaType (value: string): MediaType {
-  const [essence, ...parameters] = value.split(';')
-  return {
-    essence: essence.trim().toLowerCase(),
-    parameters: parameters.map((parameter) => parameter.split('=')[0].trim().toLowerCase()).filter((name) => name !== '' && name !== 'q'),
-  }
+/** Splits on `separator` outside double quotes. */
+function splitOutsideQuotes (value: string, separator: string): string[] {
+  return value.match(new RegExp(`(?:[^${separator}"]|"[^"]*")+`, 'g')) ?? []
 }
 
-function splitList (value: string): string[] {
-  // Commas inside quoted parameter values (ext="a,b") do not separate media ranges.
-  return value.match(/(?:[^,"]|"[^"]*")+/g) ?? []
+function parseMediaType (value: string): MediaType {
+  const [essence, ...parts] = splitOutsideQuotes(value, ';')
+  const parameters = new Map<string, string>()
+  for (const part of parts) {
+    const at = part.indexOf('=')
+    const name = (at < 0 ? part : part.slice(0, at)).trim().toLowerCase()
+    if (name === '') continue
+    parameters.set(name, at < 0 ? '' : part.slice(at + 1).trim().replace(/^"(.*)"$/, '$1'))
+  }
+  return { essence: (essence ?? '').trim().toLowerCase(), parameters }
+}
+
+/** Why a JSON:API media type's parameters are not supported, or undefined when they are. */
+function unsupported (media: MediaType, ignore: ReadonlySet<string>): string | undefined {
+  for (const [name, value] of media.parameters) {
+    if (ignore.has(name)) continue
+    if (!ALLOWED_PARAMETERS.has(name)) return `the media type parameter '${name}' is not supported (only ext and profile)`
+    if (name === 'ext') {
+      const extension = value.split(/\s+/).find((uri) => uri !== '' && !SUPPORTED_EXTENSIONS.has(uri))
+      if (extension !== undefined) return `the extension '${extension}' is not supported (only ${ATOMIC_EXTENSION})`
+    }
+  }
+  return undefined
 }
 
 function hasBody (request: FastifyRequest): boolean {
@@ -28,25 +47,22 @@ function hasBody (request: FastifyRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
 }
 
+const NONE: ReadonlySet<string> = new Set()
+const QUALITY: ReadonlySet<string> = new Set(['q'])
+
 /**
- * Content negotiation of JSON:API (1.0, with the `ext` and `profile` parameters of 1.1):
- * a body must be `application/vnd.api+json` (only `ext`/`profile` parameters) or `application/json`, else 415;
- * an `Accept` that names the JSON:API media type only with other parameters is a 406 (whatever else it accepts).
+ * Content negotiation of JSON:API 1.0, with the `ext` and `profile` parameters of 1.1: a body must be
+ * `application/vnd.api+json` (only `ext` — of a supported extension — and `profile`) or `application/json`, else
+ * 415; an `Accept` that names the JSON:API media type only with unsupported parameters is a 406 (whatever else it
+ * accepts).
  */
 export function negotiate (request: FastifyRequest): void {
   const contentType = request.headers['content-type']
   if (contentType !== undefined && hasBody(request)) {
     const media = parseMediaType(contentType)
-    // `charset` is a parameter of application/json; JSON:API's media type takes none but ext and profile.
-    const parameters = media.essence === 'application/json' ? media.parameters.filter((name) => name !== 'charset') : media.parameters
     if (media.essence === JSONAPI_MEDIA_TYPE) {
-      const unsupported = parameters.find((name) => !ALLOWED_PARAMETERS.has(name))
-      if (unsupported !== undefined) {
-        throw jsonApiError('FJA_UNSUPPORTED_MEDIA_TYPE', {
-          detail: `the media type parameter '${unsupported}' is not supported (only ext and profile)`,
-          source: { header: 'Content-Type' },
-        })
-      }
+      const problem = unsupported(media, NONE)
+      if (problem !== undefined) throw jsonApiError('FJA_UNSUPPORTED_MEDIA_TYPE', { detail: problem, source: { header: 'Content-Type' } })
     } else if (media.essence !== 'application/json') {
       throw jsonApiError('FJA_UNSUPPORTED_MEDIA_TYPE', {
         detail: `'${media.essence}' is not supported: send ${JSONAPI_MEDIA_TYPE}`,
@@ -56,12 +72,10 @@ export function negotiate (request: FastifyRequest): void {
   }
   const accept = request.headers.accept
   if (accept !== undefined && accept.trim() !== '') {
-    const ranges = splitList(accept).map(parseMediaType)
-    const jsonApi = ranges.filter((range) => range.essence === JSONAPI_MEDIA_TYPE)
-    const acceptable = jsonApi.some((range) => range.parameters.every((name) => ALLOWED_PARAMETERS.has(name)))
-    if (jsonApi.length > 0 && !acceptable) {
+    const ranges = splitOutsideQuotes(accept, ',').map(parseMediaType).filter((range) => range.essence === JSONAPI_MEDIA_TYPE)
+    if (ranges.length > 0 && ranges.every((range) => unsupported(range, QUALITY) !== undefined)) {
       throw jsonApiError('FJA_NOT_ACCEPTABLE', {
-        detail: `every ${JSONAPI_MEDIA_TYPE} in Accept carries unsupported media type parameters`,
+        detail: `every ${JSONAPI_MEDIA_TYPE} in Accept carries unsupported parameters: ${unsupported(ranges[0], QUALITY) as string}`,
         source: { header: 'Accept' },
       })
     }

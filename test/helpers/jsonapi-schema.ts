@@ -16,3 +16,26 @@ const validate = ajv.compile(schema)
 export function jsonApiSchemaErrors (document: unknown): ErrorObject[] {
   return validate(document) ? [] : [...(validate.errors ?? [])]
 }
+
+/**
+ * The problems of an atomic extension document (`atomic:results`), which the 1.0 schema does not know: its members,
+ * and each result's resource object checked by the 1.0 schema as the `data` of a document.
+ */
+export function atomicResultsErrors (document: Record<string, unknown>): unknown[] {
+  const problems: unknown[] = []
+  for (const member of Object.keys(document)) {
+    if (!['atomic:results', 'jsonapi', 'meta', 'links'].includes(member)) problems.push(`unknown member ${member}`)
+  }
+  const results = document['atomic:results']
+  if (!Array.isArray(results)) return [...problems, 'atomic:results is not an array']
+  results.forEach((result, index) => {
+    if (typeof result !== 'object' || result === null) {
+      problems.push(`result ${index} is not an object`)
+      return
+    }
+    const { data, meta } = result as { data?: unknown; meta?: unknown }
+    if (meta !== null && meta !== undefined && typeof meta !== 'object') problems.push(`result ${index}: meta`)
+    if (data !== null && data !== undefined) problems.push(...jsonApiSchemaErrors({ data }).map((problem) => ({ result: index, problem })))
+  })
+  return problems
+}

@@ -2,7 +2,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import { sql, type Kysely } from 'kysely'
 import { buildApp } from '../../examples/app/app.js'
 import { openTestDatabase, type StatementCounter } from './database.js'
-import { jsonApiSchemaErrors } from './jsonapi-schema.js'
+import { atomicResultsErrors, jsonApiSchemaErrors } from './jsonapi-schema.js'
 
 /** A response of the test app: status, headers and the parsed body (undefined when empty). */
 export interface TestResponse {
@@ -54,7 +54,7 @@ export async function startTestApp (teardown: (fn: () => Promise<void>) => void)
       const response = await app.inject({ method, url, headers, payload })
       const body = response.body === '' ? undefined : JSON.parse(response.body)
       if (body !== undefined) {
-        const problems = jsonApiSchemaErrors(body)
+        const problems = 'atomic:results' in body ? atomicResultsErrors(body) : jsonApiSchemaErrors(body)
         if (problems.length > 0) {
           throw new Error(`${method} ${url} answered a document that is not valid JSON:API: ${JSON.stringify(problems.slice(0, 3))}\n${response.body}`)
         }

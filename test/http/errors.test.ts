@@ -155,6 +155,9 @@ t.test('application/vnd.api+json with parameters other than ext and profile is a
     'application/vnd.api+json;version=1',
     'application/vnd.api+json; profile="https://example.com/p"; version=1',
     'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"; charset=utf-8',
+    // JSON:API 1.1: an extension the server does not support is a 415.
+    'application/vnd.api+json; ext="https://example.com/ext"',
+    'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic https://example.com/ext"',
   ]) {
     const response = await api.request('POST', '/users', { body: newUser('x'), headers: { 'content-type': contentType } })
     assertError(t, response, { status: 415, code: 'FJA_UNSUPPORTED_MEDIA_TYPE', source: { header: 'Content-Type' } }, contentType)
@@ -169,7 +172,7 @@ t.test('application/vnd.api+json with ext or profile, and application/json, are 
     'application/vnd.api+json',
     'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"',
     'application/vnd.api+json; profile="https://example.com/profiles/a https://example.com/profiles/b"',
-    'application/vnd.api+json; ext="https://example.com/ext"; profile="https://example.com/p"',
+    'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"; profile="https://example.com/p"',
     'Application/VND.API+JSON',
     'application/json',
     'application/json; charset=utf-8',

@@ -1,0 +1,20 @@
+import type { QueryTree } from '../query/query-tree.js'
+import type { ResultSet } from '../service/result-set.js'
+import { ResourceWriter } from './resource-object.js'
+
+/** The URI of JSON:API's atomic extension. */
+export const ATOMIC_EXTENSION = 'https://jsonapi.org/ext/atomic'
+
+/**
+ * The document of a successful atomic request: one result per operation, in order — `{data: <resource>, meta: null}`
+ * for an add or update, `{data: null, meta: null}` for a remove or a relationship operation. No `included`.
+ */
+export function operationsDocument (results: ReadonlyArray<ResultSet | null>, query: QueryTree, baseUrl: string): Record<string, unknown> {
+  return {
+    'atomic:results': results.map((result) => {
+      const primary = result?.primary[0]
+      return { data: result === null || primary === undefined ? null : new ResourceWriter(baseUrl, query, result).write(primary), meta: null }
+    }),
+    jsonapi: { version: '1.1', ext: [ATOMIC_EXTENSION] },
+  }
+}

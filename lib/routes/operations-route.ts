@@ -1,0 +1,38 @@
+import type { FastifyInstance } from 'fastify'
+import { readOperations } from '../request/read-operations.js'
+import { runOperations } from '../service/operations-runner.js'
+import { operationsDocument, ATOMIC_EXTENSION } from '../document/operations-document.js'
+import { pageNode, queryTree } from '../query/query-tree.js'
+import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { registerMethodNotAllowed, type RouteContext } from './resource-routes.js'
+
+const RESULT_QUERY = queryTree({ page: pageNode(1, 0) })
+
+/** The operations endpoint's resolved settings. */
+export interface OperationsSettings {
+  readonly path: string
+  readonly maxOperations: number
+}
+
+/**
+ * Registers `POST <path>` for atomic operations: 200 with `atomic:results`, or 204 without a body when every
+ * operation is a remove. The response names the atomic extension in its media type when the request did.
+ */
+export function registerOperationsRoute (fastify: FastifyInstance, context: RouteContext, settings: OperationsSettings): void {
+  fastify.route({
+    method: 'POST',
+    url: settings.path,
+    handler: async function runAtomicOperations (request, reply) {
+      const operations = readOperations(request.body, context.graph, settings.maxOperations)
+      const results = await runOperations(context.graph, context.service, operations)
+      if (operations.every((operation) => operation.op === 'remove' && operation.ref?.relationship === undefined)) {
+        return reply.code(204).send()
+      }
+      const atomic = (request.headers['content-type'] ?? '').includes(ATOMIC_EXTENSION)
+      return reply
+        .type(atomic ? `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"` : JSONAPI_MEDIA_TYPE)
+        .send(operationsDocument(results, RESULT_QUERY, context.baseUrl))
+    },
+  })
+  registerMethodNotAllowed(fastify, settings.path, ['POST'])
+}

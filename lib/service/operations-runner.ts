@@ -1,0 +1,171 @@
+import type { ResourceGraph } from '../schema/resolved.js'
+import type { Operation, OperationRef } from '../request/read-operations.js'
+import { readResourceObject } from '../request/read-resource-document.js'
+import { readLinkage } from '../request/read-linkage.js'
+import { pageNode, queryTree } from '../query/query-tree.js'
+import { JsonApiError, type ErrorObject } from '../errors/json-api-error.js'
+import { jsonApiError } from '../errors/error-codes.js'
+import type { ResourceService } from './resource-service.js'
+import { RelationshipService } from './relationship-service.js'
+import type { ResultSet } from './result-set.js'
+
+/** The results' query: every field, nothing included. */
+const RESULT_QUERY = queryTree({ page: pageNode(1, 0) })
+
+function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** The resources added in a batch by their local id. */
+class LidTable {
+  readonly #entries = new Map<string, { type: string; id: string }>()
+
+  define (lid: string, type: string, id: string): void {
+    this.#entries.set(lid, { type, id })
+  }
+
+  has (lid: string): boolean {
+    return this.#entries.has(lid)
+  }
+
+  /** The id of a lid of `type`; a 422 pointing at the lid when unknown or of another type. */
+  resolve (lid: string, type: string, pointer: string): string {
+    const entry = this.#entries.get(lid)
+    if (entry === undefined) {
+      throw jsonApiError('FJA_UNKNOWN_LID', { detail: `no earlier operation added a resource with lid '${lid}'`, source: { pointer } })
+    }
+    if (entry.type !== type) {
+      throw jsonApiError('FJA_UNKNOWN_LID', { detail: `the lid '${lid}' is a '${entry.type}', not a '${type}'`, source: { pointer } })
+    }
+    return entry.id
+  }
+
+  /** An identifier with its lid replaced by the id (identifiers with an id, or malformed ones, stay as they are). */
+  identifier (value: unknown, pointer: string): unknown {
+    if (!isObject(value) || value.id !== undefined || typeof value.lid !== 'string' || typeof value.type !== 'string') return value
+    const { lid, ...rest } = value
+    return { ...rest, id: this.resolve(lid as string, value.type, `${pointer}/lid`) }
+  }
+
+  /** Resource linkage with every lid replaced. */
+  linkage (data: unknown, pointer: string): unknown {
+    return Array.isArray(data) ? data.map((item, index) => this.identifier(item, `${pointer}/${index}`)) : this.identifier(data, pointer)
+  }
+
+  /** A resource object's relationships with every lid replaced. */
+  relationships (data: Record<string, unknown>, base: string): Record<string, unknown> {
+    if (!isObject(data.relationships)) return data
+    const relationships: Record<string, unknown> = {}
+    for (const [name, value] of Object.entries(data.relationships)) {
+      relationships[name] = isObject(value) && 'data' in value ? { ...value, data: this.linkage(value.data, `${base}/relationships/${name}/data`) } : value
+    }
+    return { ...data, relationships }
+  }
+}
+
+/**
+ * Adds the operation to an error: pointers into the request (`/atomic:operations/<i>/…`), and `meta` with the
+ * operation's index, op, ref and data summary.
+ */
+function locate (error: unknown, operation: Operation): unknown {
+  if (!(error instanceof JsonApiError)) return error
+  const data = isObject(operation.data) ? operation.data : undefined
+  const meta: Record<string, unknown> = { operation: operation.index, op: operation.op }
+  if (operation.ref !== undefined) {
+    const { resource, id, lid, relationship } = operation.ref
+    meta.ref = { type: resource.type, ...(id === undefined ? {} : { id }), ...(lid === undefined ? {} : { lid }), ...(relationship === undefined ? {} : { relationship: relationship.name }) }
+  }
+  if (data !== undefined && operation.ref?.relationship === undefined) {
+    meta.data = { type: data.type, ...(data.id === undefined ? {} : { id: data.id }), ...(data.lid === undefined ? {} : { lid: data.lid }) }
+  }
+  const fallback = operation.ref !== undefined ? `${operation.base}/ref` : `${operation.base}/data`
+  const errors = error.errors.map((item: ErrorObject) => {
+    const pointer = item.source?.pointer
+    const located = pointer === undefined ? fallback : pointer.startsWith('/atomic:operations') ? pointer : `${operation.base}${pointer}`
+    return {
+      status: Number(item.status),
+      code: item.code,
+      title: item.title,
+      detail: item.detail,
+      source: item.source?.parameter === undefined ? { ...item.source, pointer: located } : item.source,
+      meta: { ...(item.meta ?? {}), ...meta },
+    }
+  })
+  return new JsonApiError(errors.map((item) => ({ ...item, headers: error.headers })))
+}
+
+/**
+ * Runs the operations of an atomic request in order, in one transaction, through the same service functions as
+ * the regular routes: if one fails, none of them persists. `lid`s of added resources can be used by any later
+ * operation wherever an id could be.
+ *
+ * @returns one result per operation: the resource of an add or update, `null` for a remove or relationship operation
+ */
+export function runOperations (graph: ResourceGraph, service: ResourceService, operations: readonly Operation[]): Promise<Array<ResultSet | null>> {
+  return service.transaction(async (resources, repository) => {
+    const relationships = new RelationshipService(graph, resources, repository)
+    const lids = new LidTable()
+    const results: Array<ResultSet | null> = []
+    for (const operation of operations) {
+      try {
+        results.push(await runOne(operation, resources, relationships, lids))
+      } catch (error) {
+        throw locate(error, operation)
+      }
+    }
+    return results
+  })
+}
+
+function refId (ref: OperationRef, lids: LidTable): string {
+  return ref.id ?? lids.resolve(ref.lid as string, ref.resource.type, '/ref/lid')
+}
+
+async function runOne (operation: Operation, resources: ResourceService, relationships: RelationshipService, lids: LidTable): Promise<ResultSet | null> {
+  const { op, ref, resource } = operation
+  if (ref?.relationship !== undefined) {
+    const relationship = ref.relationship
+    const ownerId = refId(ref, lids)
+    const input = { relationship, ids: readLinkage(lids.linkage(operation.data, '/data'), relationship, '/data'), pointer: '/data' }
+    if (op === 'update') {
+      await relationships.replace(ref.resource, ownerId, input)
+    } else if (!relationship.toMany) {
+      throw jsonApiError('FJA_TO_ONE_MEMBERS', { detail: `'${relationship.name}' is a to-one relationship: ${op} cannot add or remove members; update it instead`, source: { pointer: '/ref/relationship' } })
+    } else {
+      await relationships.changeMembers(ref.resource, ownerId, input, op)
+    }
+    return null
+  }
+  if (op === 'remove') {
+    await resources.remove(resource, refId(ref as OperationRef, lids))
+    return null
+  }
+  const data = operation.data as Record<string, unknown>
+  if (data.lid !== undefined && typeof data.lid !== 'string') {
+    throw jsonApiError('FJA_INVALID_DOCUMENT', { detail: '`lid` must be a string', source: { pointer: '/data/lid' } })
+  }
+  if (op === 'add') {
+    const lid = data.lid as string | undefined
+    if (lid !== undefined && lids.has(lid)) {
+      throw jsonApiError('FJA_DUPLICATE_LID', { detail: `the lid '${lid}' is already used by an earlier operation`, source: { pointer: '/data/lid' } })
+    }
+    const { lid: _lid, ...rest } = lids.relationships(data, '/data')
+    const input = readResourceObject(rest, resource, 'create', '/data')
+    const result = await resources.create(resource, input, RESULT_QUERY)
+    if (lid !== undefined) lids.define(lid, resource.type, result.primary[0].id)
+    return result
+  }
+  if (data.id === null) throw jsonApiError('FJA_VALIDATION', { detail: '`id` must not be null: give the id of the resource to update', source: { pointer: '/data/id' } })
+  const dataId = typeof data.id === 'string' ? data.id : typeof data.lid === 'string' ? lids.resolve(data.lid, resource.type, '/data/lid') : undefined
+  const targetId = ref === undefined ? undefined : refId(ref, lids)
+  if (dataId !== undefined && targetId !== undefined && dataId !== targetId) {
+    throw jsonApiError('FJA_ID_CONFLICT', { detail: `\`data\` names '${dataId}' but \`ref\` names '${targetId}'`, source: { pointer: '/data/id' } })
+  }
+  const id = dataId ?? targetId
+  if (id === undefined) {
+    throw jsonApiError('FJA_MISSING_FIELD', { detail: 'an update needs the resource: `data.id`, `data.lid` or a `ref`', source: { pointer: '/data' }, meta: { field: 'id' } })
+  }
+  const { lid: _lid, ...rest } = lids.relationships(data, '/data')
+  const input = readResourceObject({ ...rest, id }, resource, 'update', '/data', id)
+  return resources.update(resource, id, input, RESULT_QUERY)
+}
