@@ -1,0 +1,55 @@
+/**
+ * What both benchmark servers share, so that they differ only in how they answer requests: the same `pg` pool
+ * settings, the same Kysely dialect, the same listen address, and the same start/stop protocol with `bench/run.ts`.
+ *
+ * Protocol: the server reads the database URL from `BENCH_DATABASE_URL`, listens on 127.0.0.1 on a free port, and
+ * prints one line of JSON to stdout, `{"port":<n>}`. On SIGUSR2 it prints the CPU time the process has used so far,
+ * `{"cpu":<µs>}`. On SIGTERM or SIGINT it closes Fastify and the pool and exits 0 (a clean exit, so that
+ * `node --cpu-prof` writes its profile).
+ *
+ * Nothing of fastify-jsonapi is imported here.
+ */
+import type { FastifyInstance } from 'fastify'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+
+/** The size of each server's connection pool (as many as autocannon's default connections). */
+export const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10)
+
+/** Opens the benchmark database through `pg` and Kysely. */
+export function openDatabase (): Kysely<any> {
+  const connectionString = process.env.BENCH_DATABASE_URL
+  if (connectionString === undefined || connectionString === '') {
+    throw new Error('BENCH_DATABASE_URL is not set: start this server through `npm run bench`')
+  }
+  const pool = new pg.Pool({ connectionString, max: POOL_SIZE })
+  return new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+}
+
+/** Listens on 127.0.0.1 (free port), announces the port on stdout, and stops cleanly on SIGTERM / SIGINT. */
+export async function serve (app: FastifyInstance, db: Kysely<any>): Promise<void> {
+  let stopping = false
+  const stop = async (): Promise<void> => {
+    if (stopping) return
+    stopping = true
+    try {
+      await app.close()
+      await db.destroy()
+      process.exit(0)
+    } catch (error) {
+      console.error(error)
+      process.exit(1)
+    }
+  }
+  process.once('SIGTERM', () => { void stop() })
+  process.once('SIGINT', () => { void stop() })
+  process.on('SIGUSR2', () => {
+    const { user, system } = process.cpuUsage()
+    process.stdout.write(`${JSON.stringify({ cpu: user + system })}\n`)
+  })
+
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('the server has no TCP address')
+  process.stdout.write(`${JSON.stringify({ port: address.port })}\n`)
+}
