@@ -76,10 +76,10 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   fastify.setErrorHandler(jsonApiErrorHandler)
   // Fastify appends `; charset=utf-8` to every JSON media type; JSON:API forbids parameters other than ext and
   // profile on its media type, so the charset comes off again before the headers are written.
-  fastify.addHook('onSend', async function jsonApiContentType (_request, reply, payload) {
+  fastify.addHook('onSend', function jsonApiContentType (_request, reply, payload, done) {
     const type = reply.getHeader('content-type')
     if (typeof type === 'string' && type.startsWith(JSONAPI_MEDIA_TYPE)) reply.header('content-type', type.replace(/;\s*charset=utf-8$/i, ''))
-    return payload
+    done(null, payload)
   })
   // Both JSON media types read an empty body as no body (a DELETE may carry a Content-Type and nothing else); a
   // write without a body is then a 400 of the document reader, with its pointer.
@@ -89,8 +89,14 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
     parseJson(request, body as string, done)
   })
-  fastify.addHook('onRequest', async function jsonApiNegotiation (request) {
-    negotiate(request)
+  fastify.addHook('onRequest', function jsonApiNegotiation (request, _reply, done) {
+    try {
+      negotiate(request)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    done()
   })
   if (options.notFoundHandler ?? true) {
     fastify.setNotFoundHandler(async function jsonApiNotFound (request) {

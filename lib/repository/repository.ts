@@ -52,10 +52,16 @@ export interface Repository {
     ownerIds: readonly string[],
     columns: readonly string[],
   ): Promise<RelatedRow[]>
-  /** Inserts a row and returns its id. `id` is a client-generated id, when given. */
-  insert(resource: ResolvedResource, values: ColumnValues, id?: string): Promise<string>
-  /** Updates a row; false when it does not exist. An empty `values` only checks existence. */
-  update(resource: ResolvedResource, id: string, values: ColumnValues): Promise<boolean>
+  /**
+   * Inserts a row and returns it as stored (defaults included): the id and `columns`. `id` is a client-generated id,
+   * when given.
+   */
+  insert(resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[]): Promise<Row>
+  /**
+   * Updates a row and returns it as stored (the id and `columns`), or undefined when it does not exist. An empty
+   * `values` only reads it.
+   */
+  update(resource: ResolvedResource, id: string, values: ColumnValues, columns: readonly string[]): Promise<Row | undefined>
   /** Deletes a row; false when it does not exist. */
   delete(resource: ResolvedResource, id: string): Promise<boolean>
   /**

@@ -11,7 +11,8 @@ import { location, registerMethodNotAllowed, type RouteContext } from './resourc
 
 type Query = Record<string, unknown>
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
-type Route = [HTTPMethods, boolean, Handler]
+type Route = [HTTPMethods, boolean, Handler, OnRequest?]
+type OnRequest = (request: FastifyRequest) => Promise<void>
 
 function idOf (request: FastifyRequest): string {
   return (request.params as { id: string }).id
@@ -37,12 +38,12 @@ export function registerRelationshipRoutes (fastify: FastifyInstance, context: R
       const linkage: Route[] = [
         ['GET', true, readLinkage(context, service, owner, relationship)],
         ['PATCH', writable, replaceLinkage(context, service, owner, relationship)],
-        ['POST', writable, relationship.toMany ? changeMembers(service, owner, relationship, 'add') : toOneForbidden(relationship)],
-        ['DELETE', writable, relationship.toMany ? changeMembers(service, owner, relationship, 'remove') : toOneForbidden(relationship)],
+        relationship.toMany ? ['POST', writable, changeMembers(service, owner, relationship, 'add')] : ['POST', writable, refused, toOneForbidden(relationship)],
+        relationship.toMany ? ['DELETE', writable, changeMembers(service, owner, relationship, 'remove')] : ['DELETE', writable, refused, toOneForbidden(relationship)],
       ]
       for (const [url, routes] of [[`${owner.path}/:id/${relationship.name}`, related], [`${owner.path}/:id/relationships/${relationship.name}`, linkage]] as const) {
         const enabled = routes.filter(([, on]) => on)
-        for (const [method, , handler] of enabled) fastify.route({ method, url, handler })
+        for (const [method, , handler, onRequest] of enabled) fastify.route({ method, url, handler, ...(onRequest === undefined ? {} : { onRequest }) })
         registerMethodNotAllowed(fastify, url, enabled.map(([method]) => method))
       }
     }
@@ -139,10 +140,19 @@ function changeMembers (service: RelationshipService, owner: ResolvedResource, r
   }
 }
 
-function toOneForbidden (relationship: ResolvedRelationship): Handler {
+/**
+ * POST and DELETE of a to-one relationship route are refused in `onRequest`, before the body is even parsed: a
+ * to-one has no members, whatever the body says.
+ */
+function toOneForbidden (relationship: ResolvedRelationship): OnRequest {
   return async function toOneMembers (request) {
     throw jsonApiError('FJA_TO_ONE_MEMBERS', {
       detail: `'${relationship.name}' is a to-one relationship: ${request.method} cannot add or remove members; PATCH it with an identifier or null`,
     })
   }
+}
+
+/** The handler of a route whose `onRequest` always refuses. */
+const refused: Handler = async function refusedEarlier () {
+  throw new Error('unreachable: refused in onRequest')
 }

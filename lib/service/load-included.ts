@@ -20,7 +20,7 @@ export async function loadIncluded (
   const linkage = new Map<string, Map<string, string[]>>()
 
   const follow = async (resource: ResolvedResource, owners: readonly ResourceRow[], nodes: readonly IncludeNode[]): Promise<void> => {
-    if (owners.length === 0) return
+    if (owners.length === 0 || nodes.length === 0) return
     const rendered = new Set(selectionOf(resource, query.fields.get(resource.type)).relationships.map((relationship) => relationship.name))
     for (const node of nodes) {
       if (!rendered.has(node.relationship)) continue

@@ -8,6 +8,7 @@ import { jsonApiError } from '../errors/error-codes.js'
 import { notFound, type ResourceService } from './resource-service.js'
 import { changeMembers, writeLinks } from './relationship-writes.js'
 import { loadIncluded } from './load-included.js'
+import { explainStorageError } from './explain-storage-error.js'
 import { selectionOf } from './selection.js'
 import type { ResultSet } from './result-set.js'
 
@@ -31,6 +32,15 @@ export class RelationshipService {
     this.#graph = graph
     this.#resources = resources
     this.#repository = repository
+  }
+
+  /** One transaction; a storage failure is explained as a change of the owner's relationships. */
+  async #write<T> (owner: ResolvedResource, work: (resources: ResourceService, repository: Repository) => Promise<T>): Promise<T> {
+    try {
+      return await this.#resources.transaction(work)
+    } catch (error) {
+      throw explainStorageError(error, { resource: owner, action: 'link', base: '/data' })
+    }
   }
 
   async #owner (repository: Repository, owner: ResolvedResource, ownerId: string): Promise<void> {
@@ -81,7 +91,7 @@ export class RelationshipService {
 
   /** `POST` / `DELETE /<type>/<id>/relationships/<to-many>`: adds or removes members. */
   changeMembers (owner: ResolvedResource, ownerId: string, input: LinkageInput, mode: 'add' | 'remove'): Promise<void> {
-    return this.#resources.transaction(async (_resources, repository) => {
+    return this.#write(owner, async (_resources, repository) => {
       await this.#owner(repository, owner, ownerId)
       await changeMembers(repository, this.#graph, owner, ownerId, input, mode)
     })
@@ -93,7 +103,7 @@ export class RelationshipService {
    */
   createRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, input: ResourceInput, query: QueryTree): Promise<ResultSet> {
     const target = this.#graph.getResource(relationship.targetType)
-    return this.#resources.transaction(async (resources, repository) => {
+    return this.#write(owner, async (resources, repository) => {
       await this.#owner(repository, owner, ownerId)
       const storage = relationship.storage
       let relationships = input.relationships
@@ -118,7 +128,7 @@ export class RelationshipService {
   /** `PATCH /<type>/<id>/<to-one>`: updates the related resource; `read` validates the body against its id. */
   updateRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, read: (relatedId: string) => ResourceInput, query: QueryTree): Promise<ResultSet> {
     const target = this.#graph.getResource(relationship.targetType)
-    return this.#resources.transaction(async (resources, repository) => {
+    return this.#write(owner, async (resources, repository) => {
       const relatedId = await this.#relatedId(repository, owner, ownerId, relationship)
       return resources.update(target, relatedId, read(relatedId), query)
     })
@@ -127,7 +137,7 @@ export class RelationshipService {
   /** `DELETE /<type>/<id>/<to-one>`: deletes the related resource. */
   deleteRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship): Promise<void> {
     const target = this.#graph.getResource(relationship.targetType)
-    return this.#resources.transaction(async (resources, repository) => {
+    return this.#write(owner, async (resources, repository) => {
       await resources.remove(target, await this.#relatedId(repository, owner, ownerId, relationship))
     })
   }

@@ -1,6 +1,7 @@
 import type { QueryTree } from '../query/query-tree.js'
 import { StorageError, type Repository } from '../repository/repository.js'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { Row } from '../schema/declaration.js'
 import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
@@ -79,10 +80,15 @@ export class ResourceService {
     return loadIncluded(repository, this.#graph, [{ resource, id: String(row[resource.idColumn]), row }], query)
   }
 
-  /** Creates a resource with its relationships in one transaction and reads it back. */
+  /**
+   * Creates a resource with its relationships and returns it as stored. A create that is one statement (attributes
+   * and foreign keys of its own row) runs as that statement; one that also links rows elsewhere runs in a
+   * transaction.
+   */
   create (resource: ResolvedResource, input: ResourceInput, query: QueryTree, base = '/data'): Promise<ResultSet> {
     const context: WriteContext = { resource, action: 'create', base }
-    return this.#write(context, async (repository) => {
+    const elsewhere = input.relationships.filter(isStoredElsewhere)
+    return this.#write(context, elsewhere.length > 0, async (repository) => {
       if (input.id !== undefined && !isValidId(resource, input.id)) {
         throw jsonApiError('FJA_VALIDATION', { detail: `'${input.id}' is not a valid '${resource.type}' id`, source: { pointer: `${base}/id` } })
       }
@@ -98,24 +104,24 @@ export class ResourceService {
       }
       await checkTargets(repository, this.#graph, input.relationships)
       Object.assign(values, foreignKeyValues(input.relationships))
-      const id = await repository.insert(resource, values, input.id)
-      await writeLinks(repository, this.#graph, resource, id, input.relationships.filter(isStoredElsewhere))
-      return this.#read(repository, resource, id, query)
+      const row = await repository.insert(resource, values, input.id, this.#columns(resource, query))
+      const id = String(row[resource.idColumn])
+      await writeLinks(repository, this.#graph, resource, id, elsewhere)
+      return loadIncluded(repository, this.#graph, [{ resource, id, row }], query)
     })
   }
 
-  /** Updates the attributes and relationships sent, in one transaction, and reads the resource back. */
+  /** Updates the attributes and relationships sent, and returns the resource as stored. */
   update (resource: ResolvedResource, id: string, input: ResourceInput, query: QueryTree, base = '/data'): Promise<ResultSet> {
     const context: WriteContext = { resource, action: 'update', base }
-    return this.#write(context, async (repository) => {
-      if (!isValidId(resource, id)) throw notFound(resource, id)
+    return this.#write(context, input.relationships.some(isStoredElsewhere), async (repository) => {
       const values: Record<string, unknown> = {}
       for (const [name, value] of Object.entries(input.attributes)) {
         const attribute = resource.attributes.get(name)
         if (attribute?.column !== undefined && !attribute.readOnly) values[attribute.column] = writeValue(attribute, value)
       }
-      await this.#link(repository, resource, id, input.relationships, values)
-      return this.#read(repository, resource, id, query)
+      const row = await this.#link(repository, resource, id, input.relationships, values, this.#columns(resource, query))
+      return loadIncluded(repository, this.#graph, [{ resource, id: String(row[resource.idColumn]), row }], query)
     })
   }
 
@@ -123,16 +129,22 @@ export class ResourceService {
    * Replaces the linkage of relationships of a resource (the relationship routes' PATCH), exactly as a PATCH of the
    * resource does: the same checks, the same writes.
    */
-  replaceLinkage (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[]): Promise<void> {
-    return this.#write({ resource, action: 'update', base: '/data' }, (repository) => this.#link(repository, resource, id, inputs, {}))
+  async replaceLinkage (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[]): Promise<void> {
+    await this.#write({ resource, action: 'update', base: '/data' }, inputs.some(isStoredElsewhere), (repository) => this.#link(repository, resource, id, inputs, {}, []))
   }
 
-  /** Updates `values` and the relationships of an existing resource; 404 when it does not exist. */
-  async #link (repository: Repository, resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>): Promise<void> {
-    if (!isValidId(resource, id) || !await repository.update(resource, id, {})) throw notFound(resource, id)
+  /** Updates `values` and the relationships of an existing resource, and returns its row; 404 when it does not exist. */
+  async #link (repository: Repository, resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>, columns: readonly string[]): Promise<Row> {
+    if (!isValidId(resource, id)) throw notFound(resource, id)
     await checkTargets(repository, this.#graph, inputs)
-    await repository.update(resource, id, { ...values, ...foreignKeyValues(inputs) })
+    const row = await repository.update(resource, id, { ...values, ...foreignKeyValues(inputs) }, columns)
+    if (row === undefined) throw notFound(resource, id)
     await writeLinks(repository, this.#graph, resource, id, inputs.filter(isStoredElsewhere))
+    return row
+  }
+
+  #columns (resource: ResolvedResource, query: QueryTree): readonly string[] {
+    return selectionOf(resource, query.fields.get(resource.type)).columns
   }
 
   /**
@@ -145,14 +157,18 @@ export class ResourceService {
 
   /** Deletes a resource; 404 when it does not exist, 409 when storage refuses because others reference it. */
   remove (resource: ResolvedResource, id: string): Promise<void> {
-    return this.#write({ resource, action: 'delete', base: '/data' }, async (repository) => {
+    return this.#write({ resource, action: 'delete', base: '/data' }, false, async (repository) => {
       if (!isValidId(resource, id) || !await repository.delete(resource, id)) throw notFound(resource, id)
     })
   }
 
-  async #write<T> (context: WriteContext, work: (repository: Repository) => Promise<T>): Promise<T> {
+  /**
+   * Runs a write: in a transaction when it takes several statements, as it is when it is one statement (atomic by
+   * itself; the reads before it only check what the database's own constraints check again).
+   */
+  async #write<T> (context: WriteContext, several: boolean, work: (repository: Repository) => Promise<T>): Promise<T> {
     try {
-      return await this.#repository.transaction(work)
+      return await (several ? this.#repository.transaction(work) : work(this.#repository))
     } catch (error) {
       throw explainStorageError(error, context)
     }

@@ -10,8 +10,22 @@ export interface Selection {
   readonly relationships: readonly ResolvedRelationship[]
 }
 
-/** The selection of a resource for a sparse fieldset (undefined: every visible field). */
+const FULL = new WeakMap<ResolvedResource, Selection>()
+
+/**
+ * The selection of a resource for a sparse fieldset (undefined: every visible field, computed once per resource).
+ */
 export function selectionOf (resource: ResolvedResource, fieldset: ReadonlySet<string> | undefined): Selection {
+  if (fieldset !== undefined) return select(resource, fieldset)
+  let full = FULL.get(resource)
+  if (full === undefined) {
+    full = Object.freeze(select(resource, undefined))
+    FULL.set(resource, full)
+  }
+  return full
+}
+
+function select (resource: ResolvedResource, fieldset: ReadonlySet<string> | undefined): Selection {
   const attributes = resource.visibleAttributes.filter((attribute) => fieldset === undefined || fieldset.has(attribute.name))
   const columns = new Set<string>()
   for (const attribute of attributes) for (const column of attribute.selects) columns.add(column)

@@ -121,35 +121,28 @@ export class KyselyRepository implements Repository {
           .orderBy(`t.${target.idColumn}`)
           .execute()
       }
-      return rows.map((row) => {
-        const { [OWNER]: ownerId, ...rest } = row
-        return { ownerId: stringId(ownerId), row: rest }
-      })
+      // The owner column stays in the row: nothing reads it but this.
+      return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
     })
   }
 
-  insert (resource: ResolvedResource, values: ColumnValues, id?: string): Promise<string> {
+  insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[]): Promise<Row> {
     return this.#run(async () => {
       const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
       const builder = Object.keys(row).length === 0
         ? this.#db.insertInto(resource.table).defaultValues()
         : this.#db.insertInto(resource.table).values(row)
-      const inserted = await builder.returning(resource.idColumn).executeTakeFirstOrThrow()
-      return stringId(inserted[resource.idColumn])
+      return await builder.returning(this.#columns(resource, columns)).executeTakeFirstOrThrow()
     })
   }
 
-  update (resource: ResolvedResource, id: string, values: ColumnValues): Promise<boolean> {
-    return this.#run(async () => {
-      if (Object.keys(values).length === 0) {
-        return (await this.existingIds(resource, [id])).size > 0
-      }
-      const result = await this.#db.updateTable(resource.table)
-        .set(values)
-        .where(resource.idColumn, '=', id)
-        .executeTakeFirst()
-      return result.numUpdatedRows > 0n
-    })
+  update (resource: ResolvedResource, id: string, values: ColumnValues, columns: readonly string[]): Promise<Row | undefined> {
+    if (Object.keys(values).length === 0) return this.findById(resource, id, columns)
+    return this.#run(() => this.#db.updateTable(resource.table)
+      .set(values)
+      .where(resource.idColumn, '=', id)
+      .returning(this.#columns(resource, columns))
+      .executeTakeFirst())
   }
 
   delete (resource: ResolvedResource, id: string): Promise<boolean> {
