@@ -22,6 +22,12 @@ export interface FindManyQuery {
   readonly limit: number | undefined
 }
 
+/** A row that must exist for a guarded write to happen (the target of a foreign key being written). */
+export interface RequiredRow {
+  readonly resource: ResolvedResource
+  readonly id: string
+}
+
 /** Column name → value bound in SQL. */
 export type ColumnValues = Readonly<Record<string, unknown>>
 
@@ -54,14 +60,15 @@ export interface Repository {
   ): Promise<RelatedRow[]>
   /**
    * Inserts a row and returns it as stored (defaults included): the id and `columns`. `id` is a client-generated id,
-   * when given.
+   * when given. When a row of `requires` does not exist, nothing is inserted and the result is undefined — in the
+   * same statement, so no other transaction can slip in between the check and the write.
    */
-  insert(resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[]): Promise<Row>
+  insert(resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires?: readonly RequiredRow[]): Promise<Row | undefined>
   /**
-   * Updates a row and returns it as stored (the id and `columns`), or undefined when it does not exist. An empty
-   * `values` only reads it.
+   * Updates a row and returns it as stored (the id and `columns`), or undefined when it does not exist or a row of
+   * `requires` does not. An empty `values` only reads it.
    */
-  update(resource: ResolvedResource, id: string, values: ColumnValues, columns: readonly string[]): Promise<Row | undefined>
+  update(resource: ResolvedResource, id: string, values: ColumnValues, columns: readonly string[], requires?: readonly RequiredRow[]): Promise<Row | undefined>
   /** Deletes a row; false when it does not exist. */
   delete(resource: ResolvedResource, id: string): Promise<boolean>
   /**

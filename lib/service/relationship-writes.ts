@@ -1,4 +1,4 @@
-import { StorageError, type Repository } from '../repository/repository.js'
+import { StorageError, type Repository, type RequiredRow } from '../repository/repository.js'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { LinkageInput } from '../request/read-resource-document.js'
 import { isValidId } from '../schema/resource-id.js'
@@ -10,26 +10,31 @@ import { jsonApiError } from '../errors/error-codes.js'
  */
 
 /**
- * Every related id must exist: one query per relationship; a missing one is a 404 pointing at its identifier.
- * Clearing a required to-one is a 422 naming the relationship; two relationships on one column must agree.
+ * The rules of linkage that need no query: clearing a required to-one is a 422 naming the relationship, and two
+ * relationships stored in one column must agree.
  */
-export async function checkTargets (repository: Repository, graph: ResourceGraph, inputs: readonly LinkageInput[]): Promise<void> {
+export function checkLinkRules (inputs: readonly LinkageInput[]): void {
   const columns = new Map<string, LinkageInput>()
   for (const input of inputs) {
     const { relationship, ids, pointer } = input
-    if (relationship.storage.kind === 'foreign-key') {
-      if (ids === null && !relationship.storage.nullable) {
-        throw jsonApiError('FJA_REQUIRED_RELATIONSHIP', { detail: `the relationship '${relationship.name}' is required and cannot be cleared`, source: { pointer } })
-      }
-      const other = columns.get(relationship.storage.column)
-      if (other !== undefined && String(other.ids) !== String(ids)) {
-        throw jsonApiError('FJA_VALIDATION', {
-          detail: `'${relationship.name}' and '${other.relationship.name}' are the same link and must not differ`,
-          source: { pointer },
-        })
-      }
-      columns.set(relationship.storage.column, input)
+    if (relationship.storage.kind !== 'foreign-key') continue
+    if (ids === null && !relationship.storage.nullable) {
+      throw jsonApiError('FJA_REQUIRED_RELATIONSHIP', { detail: `the relationship '${relationship.name}' is required and cannot be cleared`, source: { pointer } })
     }
+    const other = columns.get(relationship.storage.column)
+    if (other !== undefined && String(other.ids) !== String(ids)) {
+      throw jsonApiError('FJA_VALIDATION', {
+        detail: `'${relationship.name}' and '${other.relationship.name}' are the same link and must not differ`,
+        source: { pointer },
+      })
+    }
+    columns.set(relationship.storage.column, input)
+  }
+}
+
+/** Every related id must exist: one query per relationship; a missing one is a 404 pointing at its identifier. */
+export async function checkTargetsExist (repository: Repository, graph: ResourceGraph, inputs: readonly LinkageInput[]): Promise<void> {
+  for (const { relationship, ids, pointer } of inputs) {
     if (ids === null || ids.length === 0) continue
     const target = graph.getResource(relationship.targetType)
     const existing = await repository.existingIds(target, ids.filter((id) => isValidId(target, id)))
@@ -41,6 +46,27 @@ export async function checkTargets (repository: Repository, graph: ResourceGraph
       })
     }
   }
+}
+
+/** {@link checkLinkRules} and {@link checkTargetsExist}. */
+export async function checkTargets (repository: Repository, graph: ResourceGraph, inputs: readonly LinkageInput[]): Promise<void> {
+  checkLinkRules(inputs)
+  await checkTargetsExist(repository, graph, inputs)
+}
+
+/**
+ * The rows a write of foreign keys needs (to guard the write in the same statement), or undefined when an id
+ * cannot exist at all (then {@link checkTargetsExist} answers the 404 without a write).
+ */
+export function foreignKeyGuards (graph: ResourceGraph, inputs: readonly LinkageInput[]): RequiredRow[] | undefined {
+  const guards: RequiredRow[] = []
+  for (const { relationship, ids } of inputs) {
+    if (relationship.storage.kind !== 'foreign-key' || ids === null || ids.length === 0) continue
+    const target = graph.getResource(relationship.targetType)
+    if (!isValidId(target, ids[0])) return undefined
+    guards.push({ resource: target, id: ids[0] })
+  }
+  return guards
 }
 
 /** The owner's column values of the to-one relationships stored in its own row. */

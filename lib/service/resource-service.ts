@@ -1,5 +1,5 @@
 import type { QueryTree } from '../query/query-tree.js'
-import { StorageError, type Repository } from '../repository/repository.js'
+import { StorageError, type Repository, type RequiredRow } from '../repository/repository.js'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Row } from '../schema/declaration.js'
 import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
@@ -11,7 +11,7 @@ import { loadIncluded } from './load-included.js'
 import { explainStorageError, type WriteContext } from './explain-storage-error.js'
 import type { ResultSet } from './result-set.js'
 import { selectionOf } from './selection.js'
-import { checkTargets, foreignKeyValues, isStoredElsewhere, writeLinks } from './relationship-writes.js'
+import { checkLinkRules, checkTargetsExist, foreignKeyGuards, foreignKeyValues, isStoredElsewhere, writeLinks } from './relationship-writes.js'
 
 /**
  * The only client values a read binds are filter values (ids and page numbers are checked first): a value the
@@ -102,9 +102,12 @@ export class ResourceService {
           values[attribute.column] = writeValue(attribute, value)
         }
       }
-      await checkTargets(repository, this.#graph, input.relationships)
-      Object.assign(values, foreignKeyValues(input.relationships))
-      const row = await repository.insert(resource, values, input.id, this.#columns(resource, query))
+      const own = input.relationships.filter((link) => !isStoredElsewhere(link))
+      checkLinkRules(own)
+      await checkTargetsExist(repository, this.#graph, elsewhere)
+      Object.assign(values, foreignKeyValues(own))
+      const row = await this.#guarded(repository, own, (guards) => repository.insert(resource, values, input.id, this.#columns(resource, query), guards))
+      if (row === undefined) throw jsonApiError('FJA_RELATED_NOT_FOUND', { detail: 'a related resource was deleted while this one was created', source: { pointer: `${base}/relationships` } })
       const id = String(row[resource.idColumn])
       await writeLinks(repository, this.#graph, resource, id, elsewhere)
       return loadIncluded(repository, this.#graph, [{ resource, id, row }], query)
@@ -136,10 +139,26 @@ export class ResourceService {
   /** Updates `values` and the relationships of an existing resource, and returns its row; 404 when it does not exist. */
   async #link (repository: Repository, resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>, columns: readonly string[]): Promise<Row> {
     if (!isValidId(resource, id)) throw notFound(resource, id)
-    await checkTargets(repository, this.#graph, inputs)
-    const row = await repository.update(resource, id, { ...values, ...foreignKeyValues(inputs) }, columns)
+    const own = inputs.filter((link) => !isStoredElsewhere(link))
+    const elsewhere = inputs.filter(isStoredElsewhere)
+    checkLinkRules(own)
+    await checkTargetsExist(repository, this.#graph, elsewhere)
+    const row = await this.#guarded(repository, own, (guards) => repository.update(resource, id, { ...values, ...foreignKeyValues(own) }, columns, guards))
     if (row === undefined) throw notFound(resource, id)
-    await writeLinks(repository, this.#graph, resource, id, inputs.filter(isStoredElsewhere))
+    await writeLinks(repository, this.#graph, resource, id, elsewhere)
+    return row
+  }
+
+  /**
+   * Runs a write of the owner's row guarded by the existence of the foreign keys' targets, in the same statement.
+   * When the write does not happen, the targets are checked one by one for the precise 404 (pointing at the
+   * identifier); if they all exist, the row itself was missing and the result is undefined.
+   */
+  async #guarded (repository: Repository, own: readonly LinkageInput[], write: (guards: readonly RequiredRow[]) => Promise<Row | undefined>): Promise<Row | undefined> {
+    const guards = foreignKeyGuards(this.#graph, own)
+    if (guards === undefined) await checkTargetsExist(repository, this.#graph, own)
+    const row = await write(guards ?? [])
+    if (row === undefined && guards !== undefined && guards.length > 0) await checkTargetsExist(repository, this.#graph, own)
     return row
   }
 

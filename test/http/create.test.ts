@@ -705,3 +705,31 @@ t.test('cannot create a computer whose owner and user differ: they are one link'
     data: { type: 'computer', relationships: { owner: { data: { type: 'user', id: '1' } }, user: { data: { type: 'user', id: '2' } } } },
   }, [{ status: 422, code: 'FJA_VALIDATION', pointer: '/data/relationships/user/data', detail: /owner/ }])
 })
+
+t.test('a create guarded by its foreign keys is one statement; a missing target costs one more to point at it', async (t) => {
+  api.counter.reset()
+  const created = await api.request('POST', '/computers', { body: { data: { type: 'computer', attributes: { serial: 'ONE' }, relationships: { owner: { data: { type: 'user', id: '1' } } } } } })
+  t.equal(created.status, 201)
+  t.equal(api.counter.count, 1, 'INSERT … SELECT … WHERE EXISTS … RETURNING')
+  t.match(api.counter.statements[0], /^insert into "computers" .* where exists/)
+  api.counter.reset()
+  const missing = await api.request('POST', '/computers', { body: { data: { type: 'computer', attributes: { serial: 'TWO' }, relationships: { owner: { data: { type: 'user', id: '999' } } } } } })
+  t.equal(missing.status, 404)
+  t.same(missing.body.errors[0].source, { pointer: '/data/relationships/owner/data' })
+  t.equal(api.counter.count, 2, 'the guarded insert, then the check that names the missing target')
+  t.equal((await api.db.selectFrom('computers').select('id').where('serial', '=', 'TWO').execute()).length, 0)
+  api.counter.reset()
+  const plain = await api.request('POST', '/groups', { body: { data: { type: 'group', attributes: { name: 'g' } } } })
+  t.equal(plain.status, 201)
+  t.equal(api.counter.count, 1, 'no transaction around a single statement')
+})
+
+t.test('an update guarded by its foreign keys is one statement', async (t) => {
+  api.counter.reset()
+  const updated = await api.request('PATCH', '/computers/1', { body: { data: { type: 'computer', id: '1', attributes: { name: 'renamed' }, relationships: { owner: { data: { type: 'user', id: '2' } } } } } })
+  t.equal(updated.status, 200)
+  t.equal(api.counter.count, 1)
+  const missing = await api.request('PATCH', '/computers/99', { body: { data: { type: 'computer', id: '99', relationships: { owner: { data: { type: 'user', id: '2' } } } } } })
+  t.equal(missing.status, 404)
+  t.equal(missing.body.errors[0].code, 'FJA_RESOURCE_NOT_FOUND', 'the targets exist, so the resource itself is missing')
+})

@@ -1,7 +1,7 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type { ColumnValues, FindManyQuery, RelatedRow, Repository } from '../repository.js'
+import type { ColumnValues, FindManyQuery, RelatedRow, Repository, RequiredRow } from '../repository.js'
 import type { FilterNode } from '../../query/filter-nodes.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
 import { AliasCounter, compileFilter } from './compile-filter.js'
@@ -13,6 +13,13 @@ const ROOT = 'r0'
 
 function ids (values: readonly string[]): RawBuilder<unknown> {
   return sql`any(${sql.val([...values])})`
+}
+
+/** Every required row exists. */
+function exist (eb: ExpressionBuilder<any, any>, requires: readonly RequiredRow[]): Expression<SqlBool> {
+  return eb.and(requires.map((required) => eb.exists(eb.selectFrom(`${required.resource.table} as q`)
+    .select(sql.lit(1).as('one'))
+    .where(`q.${required.resource.idColumn}`, '=', required.id))))
 }
 
 function stringId (value: unknown): string {
@@ -126,23 +133,35 @@ export class KyselyRepository implements Repository {
     })
   }
 
-  insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[]): Promise<Row> {
+  insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
     return this.#run(async () => {
       const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
-      const builder = Object.keys(row).length === 0
+      const names = Object.keys(row)
+      const returning = this.#columns(resource, columns)
+      if (requires.length > 0 && names.length > 0) {
+        // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
+        return await this.#db.insertInto(resource.table)
+          .columns(names)
+          .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where((eb) => exist(eb, requires)))
+          .returning(returning)
+          .executeTakeFirst()
+      }
+      const builder = names.length === 0
         ? this.#db.insertInto(resource.table).defaultValues()
         : this.#db.insertInto(resource.table).values(row)
-      return await builder.returning(this.#columns(resource, columns)).executeTakeFirstOrThrow()
+      return await builder.returning(returning).executeTakeFirstOrThrow()
     })
   }
 
-  update (resource: ResolvedResource, id: string, values: ColumnValues, columns: readonly string[]): Promise<Row | undefined> {
+  update (resource: ResolvedResource, id: string, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
     if (Object.keys(values).length === 0) return this.findById(resource, id, columns)
-    return this.#run(() => this.#db.updateTable(resource.table)
-      .set(values)
-      .where(resource.idColumn, '=', id)
-      .returning(this.#columns(resource, columns))
-      .executeTakeFirst())
+    return this.#run(async () => {
+      let builder = this.#db.updateTable(resource.table)
+        .set(values)
+        .where(resource.idColumn, '=', id)
+      if (requires.length > 0) builder = builder.where((eb) => exist(eb, requires))
+      return await builder.returning(this.#columns(resource, columns)).executeTakeFirst()
+    })
   }
 
   delete (resource: ResolvedResource, id: string): Promise<boolean> {
