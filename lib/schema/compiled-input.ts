@@ -1,4 +1,4 @@
-import { FormatRegistry, type TObject } from '@sinclair/typebox'
+import { FormatRegistry, type TObject, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 
@@ -59,6 +59,15 @@ export function registerFormats (): void {
   }
 }
 
+/** A short description of what a schema accepts: `integer`, `string (date)`, `integer or null`. */
+function describe (schema: TSchema): string {
+  const members = (schema.anyOf ?? schema.oneOf) as TSchema[] | undefined
+  if (Array.isArray(members)) return members.map(describe).join(' or ')
+  if (schema.const !== undefined) return JSON.stringify(schema.const)
+  const type = Array.isArray(schema.type) ? schema.type.join(' or ') : typeof schema.type === 'string' ? schema.type : 'a value of the schema'
+  return typeof schema.format === 'string' ? `${type} (${schema.format})` : type
+}
+
 const MESSAGES: Partial<Record<ValueErrorType, string>> = {
   [ValueErrorType.ObjectRequiredProperty]: 'is required',
   [ValueErrorType.ObjectAdditionalProperties]: 'is not a known field',
@@ -87,7 +96,8 @@ export function compileInput (schema: TObject): CompiledInput {
         const kind = error.type === ValueErrorType.ObjectRequiredProperty
           ? 'missing'
           : error.type === ValueErrorType.ObjectAdditionalProperties ? 'unknown' : 'invalid'
-        problems.push({ kind, field, path: error.path, message: MESSAGES[error.type] ?? error.message })
+        const message = error.type === ValueErrorType.Union ? `expected ${describe(error.schema)}, got ${JSON.stringify(error.value)}` : MESSAGES[error.type] ?? error.message
+        problems.push({ kind, field, path: error.path, message })
       }
       return problems
     },
