@@ -91,12 +91,16 @@ class FilterReader {
     return this.#wrap(path, compareNode(resolved, 'eq', this.#coerce(resolved, value, '')))
   }
 
+  /**
+   * One filter at nesting `depth`: each boolean form or relationship filter nests one level deeper; an array (an
+   * implicit AND) stays on its level. Every filter object counts as a node.
+   */
   #item (value: unknown, resource: ResolvedResource, path: string, depth: number): FilterNode {
+    if (Array.isArray(value)) {
+      return andNode(value.map((item, index) => this.#item(item, resource, `${path}[${index}]`, depth)))
+    }
     if (depth > this.#limits.maxDepth) throw this.#fail(path, `the filter is nested deeper than ${this.#limits.maxDepth} levels`)
     if (++this.#nodes > this.#limits.maxNodes) throw this.#fail(path, `the filter has more than ${this.#limits.maxNodes} nodes`)
-    if (Array.isArray(value)) {
-      return andNode(value.map((item, index) => this.#item(item, resource, `${path}[${index}]`, depth + 1)))
-    }
     if (!isObject(value)) throw this.#fail(path, `expected a filter object or an array of them, got ${show(value)}`)
     const keys = Object.keys(value)
     for (const form of ['and', 'or'] as const) {

@@ -1,0 +1,96 @@
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import { sql } from 'kysely'
+import { defineResource, KyselyRepository } from '../../../lib/index.js'
+import { resolveResources } from '../../../lib/schema/resolve-resources.js'
+import { readFilter } from '../../../lib/request/read-filter.js'
+import { sortNode } from '../../../lib/query/query-tree.js'
+import type { FilterNode } from '../../../lib/query/filter-nodes.js'
+import { openTestDatabase } from '../../helpers/database.js'
+
+const database = await openTestDatabase()
+t.teardown(database.close)
+const { db, counter } = database
+
+await sql`create table samples (id serial primary key, ratio double precision, flag boolean, moment timestamptz, label text)`.execute(db)
+await sql`create table sample_parts (id serial primary key, sample_id integer references samples, label text not null)`.execute(db)
+await db.insertInto('samples').values([
+  { ratio: 0.5, flag: true, moment: '2020-01-01T10:00:00Z', label: 'a' },
+  { ratio: 1.5, flag: false, moment: '2021-06-01T00:00:00Z', label: 'b' },
+  { ratio: null, flag: null, moment: null, label: null },
+]).execute()
+await db.insertInto('sample_parts').values([{ sample_id: 1, label: 'x' }, { sample_id: 1, label: 'y' }, { sample_id: 2, label: 'x' }]).execute()
+
+const graph = resolveResources([
+  defineResource({
+    type: 'sample',
+    table: 'samples',
+    attributes: {
+      ratio: { schema: Type.Union([Type.Number(), Type.Null()]) },
+      flag: { schema: Type.Union([Type.Boolean(), Type.Null()]) },
+      moment: { schema: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) },
+      label: { schema: Type.Union([Type.String(), Type.Null()]) },
+    },
+    relationships: { parts: { kind: 'to-many', type: 'part', inverse: 'sample' } },
+  }),
+  defineResource({
+    type: 'part',
+    table: 'sample_parts',
+    attributes: { label: { schema: Type.String() } },
+    relationships: { sample: { kind: 'to-one', type: 'sample', foreignKey: 'sample_id' } },
+  }),
+])
+const sample = graph.getResource('sample')
+const repository = new KyselyRepository(db)
+
+function filter (value: unknown): FilterNode | undefined {
+  return readFilter({ filter: JSON.stringify(value) }, sample, graph, { maxDepth: 8, maxNodes: 200 })
+}
+
+async function ids (value: unknown): Promise<number[]> {
+  const rows = await repository.findMany(sample, { columns: [], filter: filter(value), sort: [], offset: 0, limit: undefined })
+  return rows.map((row) => row.id as number)
+}
+
+t.test('operators on number, boolean and date-time columns', async (t) => {
+  const cases: Array<[unknown, number[]]> = [
+    [{ name: 'ratio', op: 'gt', val: 1 }, [2]],
+    [{ name: 'ratio', op: 'between', val: [0, 1] }, [1]],
+    [{ name: 'ratio', op: 'in_', val: [0.5, 1.5] }, [1, 2]],
+    [{ name: 'ratio', op: 'is_', val: null }, [3]],
+    [{ name: 'flag', op: 'eq', val: true }, [1]],
+    [{ name: 'flag', op: 'ne', val: true }, [2]],
+    [{ name: 'flag', op: 'in_', val: [false] }, [2]],
+    [{ name: 'flag', op: 'eq', val: null }, [3]],
+    [{ name: 'moment', op: 'lt', val: '2021-01-01T00:00:00Z' }, [1]],
+    [{ name: 'moment', op: 'ge', val: '2021-06-01T02:00:00+02:00' }, [2]],
+    [{ name: 'moment', op: 'between', val: ['2019-01-01T00:00:00Z', '2022-01-01T00:00:00Z'] }, [1, 2]],
+    [{ name: 'label', op: 'notin_', val: ['a'] }, [2]],
+  ]
+  for (const [condition, expected] of cases) t.same(await ids([condition]), expected, JSON.stringify(condition))
+})
+
+t.test('the compiled SQL: aliases, EXISTS, bound values only', async (t) => {
+  counter.reset()
+  const found = await ids([{ or: [{ name: 'parts', op: 'any', val: { name: 'label', op: 'eq', val: 'y' } }, { not: { name: 'parts', op: 'any' } }] }, { name: 'label', op: 'startswith', val: "a'%" }])
+  t.same(found, [])
+  t.equal(counter.statements[0],
+    'select "r0"."id" from "samples" as "r0" where ((exists (select 1 as "one" from "sample_parts" as "r1" where "r1"."sample_id" = "r0"."id" and "r1"."label" = $1) or not exists (select 1 as "one" from "sample_parts" as "r2" where "r2"."sample_id" = "r0"."id")) and "r0"."label" like $2) order by "r0"."id" asc')
+  t.same(await ids([{ or: [{ name: 'parts', op: 'any', val: { name: 'label', op: 'eq', val: 'y' } }, { not: { name: 'parts', op: 'any' } }] }]), [1, 3])
+})
+
+t.test('count runs the same filter; a to-many filter never duplicates rows', async (t) => {
+  t.equal(await repository.count(sample, filter([{ name: 'parts', op: 'any', val: { name: 'label', op: 'ne', val: 'none' } }])), 2)
+  t.same(await ids([{ name: 'parts.label', op: 'in_', val: ['x', 'y'] }]), [1, 2])
+})
+
+t.test('sort by a to-one path is a correlated subquery', async (t) => {
+  const part = graph.getResource('part')
+  const relationship = part.relationships.get('sample')
+  const ratio = sample.attributes.get('ratio')
+  if (relationship === undefined || ratio === undefined) throw new Error('declarations')
+  counter.reset()
+  const rows = await repository.findMany(part, { columns: [], filter: undefined, sort: [sortNode([{ relationship, target: sample }], ratio, true)], offset: 0, limit: undefined })
+  t.same(rows.map((row) => row.id), [3, 1, 2])
+  t.match(counter.statements[0], /order by \(select "s1"\."ratio" from "samples" as "s1" where "s1"\."id" = "r0"\."sample_id" limit 1\) desc, "r0"\."id" asc/)
+})
