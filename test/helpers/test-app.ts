@@ -27,6 +27,8 @@ export interface TestApp {
   readonly request: (method: InjectOptions['method'], url: string, options?: TestRequest) => Promise<TestResponse>
   /** Empties every table and restarts the id sequences. */
   readonly reset: () => Promise<void>
+  /** Every row of every table (as JSON, dates as text), to prove what a request changed — or that it changed nothing. */
+  readonly snapshot: () => Promise<Record<string, unknown[]>>
 }
 
 const TABLES = ['parent_to_child_associations', 'parents', 'children', 'posts', 'user_bios', 'workplaces', 'computers', 'users', 'groups', 'photos']
@@ -63,6 +65,14 @@ export async function startTestApp (teardown: (fn: () => Promise<void>) => void)
     },
     async reset () {
       await sql`truncate ${sql.join(TABLES.map((table) => sql.table(table)))} restart identity cascade`.execute(database.db)
+    },
+    async snapshot () {
+      const tables: Record<string, unknown[]> = {}
+      for (const table of TABLES) {
+        const result = await sql<{ row: unknown }>`select to_jsonb(t) as row from ${sql.table(table)} t order by t.id`.execute(database.db)
+        tables[table] = result.rows.map((row) => row.row)
+      }
+      return tables
     },
   }
 }

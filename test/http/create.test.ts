@@ -1,22 +1,11 @@
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import { startTestApp, type TestResponse } from '../helpers/test-app.js'
-import { ERROR_CODES, type ErrorCode } from '../../lib/errors/error-codes.js'
+import { failsUnchanged as failsWithout, type ExpectedError } from '../helpers/assert-errors.js'
 
 const api = await startTestApp(t.teardown)
 
-const TABLES = ['groups', 'users', 'computers', 'user_bios', 'posts', 'workplaces', 'parents', 'children', 'parent_to_child_associations', 'photos']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-/** Every row of every table, dates as text, to prove that a failed request changed nothing. */
-async function snapshot (): Promise<Record<string, unknown[]>> {
-  const tables: Record<string, unknown[]> = {}
-  for (const table of TABLES) {
-    const result = await sql<Record<string, unknown>>`select to_jsonb(t) as row from ${sql.table(table)} t order by t.id`.execute(api.db)
-    tables[table] = result.rows.map((row) => row.row)
-  }
-  return tables
-}
 
 async function seed (): Promise<void> {
   await api.reset()
@@ -41,6 +30,11 @@ async function seed (): Promise<void> {
 
 t.beforeEach(seed)
 
+/** Sends a POST that must fail with these errors and leave every table as it was. */
+function failsUnchanged (t: Test, url: string, body: unknown, expected: readonly ExpectedError[], headers?: Record<string, string>): Promise<TestResponse> {
+  return failsWithout(t, api, 'POST', url, { body, headers }, expected)
+}
+
 async function today (): Promise<string> {
   const result = await sql<{ today: string }>`select current_date::text as today`.execute(api.db)
   return result.rows[0].today
@@ -52,50 +46,6 @@ function relationshipLinks (self: string, names: readonly string[]): Record<stri
 }
 
 const USER_RELATIONSHIPS = ['computers', 'group', 'bio', 'posts', 'workplace']
-
-interface ExpectedError {
-  readonly status: number
-  readonly code: ErrorCode
-  /** `undefined`: the error has no `source`. */
-  readonly pointer?: string
-  readonly meta?: Record<string, unknown>
-  /** What the detail must say. */
-  readonly detail?: RegExp
-}
-
-/** Asserts an error document: the status, and exactly these error objects (in any order). */
-function assertErrors (t: Test, response: TestResponse, expected: readonly ExpectedError[]): void {
-  t.equal(response.status, expected[0].status, 'status')
-  t.match(response.headers['content-type'], /^application\/vnd\.api\+json/)
-  t.same(Object.keys(response.body ?? {}).sort(), ['errors', 'jsonapi'])
-  t.same(response.body?.jsonapi, { version: '1.0' })
-  const errors: Array<Record<string, unknown>> = response.body?.errors ?? []
-  t.equal(errors.length, expected.length, 'one error object per problem')
-  const key = (pointer: unknown, code: unknown): string => `${String(pointer)} ${String(code)}`
-  const actual = [...errors].sort((a, b) => key((a.source as { pointer?: string } | undefined)?.pointer, a.code).localeCompare(key((b.source as { pointer?: string } | undefined)?.pointer, b.code)))
-  const wanted = [...expected].sort((a, b) => key(a.pointer, a.code).localeCompare(key(b.pointer, b.code)))
-  wanted.forEach((want, index) => {
-    const { detail, ...rest } = actual[index] ?? {}
-    t.same(rest, {
-      status: String(want.status),
-      code: want.code,
-      title: ERROR_CODES[want.code].title,
-      ...(want.pointer === undefined ? {} : { source: { pointer: want.pointer } }),
-      ...(want.meta === undefined ? {} : { meta: want.meta }),
-    }, `error ${want.code} at ${String(want.pointer)}`)
-    t.type(detail, 'string', 'every error has a detail')
-    if (want.detail !== undefined) t.match(detail, want.detail)
-  })
-}
-
-/** Sends a write that must fail with these errors and leave every table as it was. */
-async function failsUnchanged (t: Test, url: string, body: unknown, expected: readonly ExpectedError[], headers?: Record<string, string>): Promise<TestResponse> {
-  const before = await snapshot()
-  const response = await api.request('POST', url, { body, headers })
-  assertErrors(t, response, expected)
-  t.same(await snapshot(), before, 'the database is unchanged')
-  return response
-}
 
 function userBody (attributes: Record<string, unknown>, relationships?: Record<string, unknown>): unknown {
   return { data: { type: 'user', attributes, ...(relationships === undefined ? {} : { relationships }) } }
@@ -388,7 +338,7 @@ t.test('POST with sparse fieldsets answers only the fields asked', async (t) => 
 })
 
 t.test('cannot POST with a bad query parameter: 400 and nothing is created', async (t) => {
-  const before = await snapshot()
+  const before = await api.snapshot()
   for (const [url, parameter] of [['/users?include=nothing', 'include'], ['/users?fields[user]=nothing', 'fields[user]'], ['/users?unknown=1', 'unknown']]) {
     const response = await api.request('POST', url, { body: userBody({ name: 'x' }) })
     t.equal(response.status, 400, url)
@@ -396,7 +346,7 @@ t.test('cannot POST with a bad query parameter: 400 and nothing is created', asy
     t.equal(response.body.errors[0].code, 'FJA_INVALID_QUERY_PARAMETER', url)
     t.same(response.body.errors[0].source, { parameter }, url)
   }
-  t.same(await snapshot(), before, 'the database is unchanged')
+  t.same(await api.snapshot(), before, 'the database is unchanged')
 })
 
 t.test('POST accepts application/json as well', async (t) => {

@@ -1,23 +1,11 @@
 import t, { type Test } from 'tap'
-import { sql } from 'kysely'
 import { startTestApp, type TestResponse } from '../helpers/test-app.js'
 import { ERROR_CODES } from '../../lib/errors/error-codes.js'
 
 const api = await startTestApp(t.teardown)
 
-const TABLES = ['groups', 'users', 'computers', 'user_bios', 'posts', 'workplaces', 'parents', 'children', 'parent_to_child_associations', 'photos']
 const PHOTO_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301'
 const DELETED = { meta: { message: 'Object successfully deleted' }, jsonapi: { version: '1.0' } }
-
-/** Every row of every table (as JSON), to prove what a request changed. */
-async function snapshot (): Promise<Record<string, unknown[]>> {
-  const tables: Record<string, unknown[]> = {}
-  for (const table of TABLES) {
-    const result = await sql<Record<string, unknown>>`select to_jsonb(t) as row from ${sql.table(table)} t order by t.id`.execute(api.db)
-    tables[table] = result.rows.map((row) => row.row)
-  }
-  return tables
-}
 
 async function seed (): Promise<void> {
   await api.reset()
@@ -74,11 +62,11 @@ async function ids (table: string): Promise<number[]> {
 }
 
 t.test('DELETE a computer: 200 with meta.message and jsonapi; the row is gone', async (t) => {
-  const before = await snapshot()
+  const before = await api.snapshot()
   const response = await api.request('DELETE', '/computers/2')
   assertDeleted(t, response)
   t.same(await ids('computers'), [1, 3])
-  const after = await snapshot()
+  const after = await api.snapshot()
   t.same({ ...after, computers: before.computers }, before, 'nothing else changed')
   assertNotFound(t, await api.request('GET', '/computers/2'))
   const ada = await api.request('GET', '/users/1?include=computers')
@@ -132,19 +120,19 @@ t.test('DELETE a photo by its UUID', async (t) => {
 
 t.test('DELETE twice: the second is a 404 and changes nothing', async (t) => {
   assertDeleted(t, await api.request('DELETE', '/posts/1'))
-  const before = await snapshot()
+  const before = await api.snapshot()
   assertNotFound(t, await api.request('DELETE', '/posts/1'))
-  t.same(await snapshot(), before)
+  t.same(await api.snapshot(), before)
 })
 
 t.test('cannot DELETE what does not exist: 404, nothing changes', async (t) => {
-  const before = await snapshot()
+  const before = await api.snapshot()
   for (const url of ['/users/abc', '/users/99', '/users/0', '/users/-1', '/users/1.0', '/users/99999999999', '/photos/not-a-uuid', '/photos/00000000-0000-0000-0000-000000000000']) {
     await t.test(url, async (t) => {
       assertNotFound(t, await api.request('DELETE', url))
     })
   }
-  t.same(await snapshot(), before)
+  t.same(await api.snapshot(), before)
 })
 
 t.test('DELETE tolerates a JSON:API body (kitsu sends one)', async (t) => {

@@ -6,18 +6,10 @@ import { resources } from '../../examples/app/resources.js'
 
 const api = await startTestApp(t.teardown)
 const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
-const TABLES = ['users', 'user_bios', 'computers', 'posts', 'groups', 'parents', 'children', 'parent_to_child_associations', 'photos', 'workplaces']
-
 type Op = Record<string, unknown>
 
 function run (operations: Op[], contentType = ATOMIC): Promise<TestResponse> {
   return api.request('POST', '/operations', { body: { 'atomic:operations': operations }, headers: { 'content-type': contentType } })
-}
-
-async function snapshot (): Promise<Record<string, unknown[]>> {
-  const state: Record<string, unknown[]> = {}
-  for (const table of TABLES) state[table] = await api.db.selectFrom(table).selectAll().orderBy('id').execute()
-  return state
 }
 
 t.beforeEach(async () => {
@@ -29,7 +21,7 @@ t.beforeEach(async () => {
 
 /** A failed batch: its status, code and pointer, its meta, and nothing of the batch persisted. */
 async function failsUnchanged (t: Test, operations: Op[], expected: { status: number; code: string; pointer: string; meta?: Record<string, unknown> }): Promise<TestResponse> {
-  const before = await snapshot()
+  const before = await api.snapshot()
   const response = await run(operations)
   t.equal(response.status, expected.status, `${expected.code}: status`)
   t.equal(response.body.errors.length, 1)
@@ -38,7 +30,7 @@ async function failsUnchanged (t: Test, operations: Op[], expected: { status: nu
   t.equal(error.code, expected.code)
   t.same(error.source, { pointer: expected.pointer })
   if (expected.meta !== undefined) t.match(error.meta, expected.meta)
-  t.same(await snapshot(), before, 'no row of the batch persists')
+  t.same(await api.snapshot(), before, 'no row of the batch persists')
   return response
 }
 
@@ -220,11 +212,11 @@ t.test('malformed batches are 400s pointing into the request', async (t) => {
     [[], ''],
   ]
   for (const [body, pointer] of cases) {
-    const before = await snapshot()
+    const before = await api.snapshot()
     const response = await api.request('POST', '/operations', { body, headers: { 'content-type': ATOMIC } })
     t.equal(response.status, 400, JSON.stringify(body))
     t.same(response.body.errors[0].source, { pointer }, JSON.stringify(body))
-    t.same(await snapshot(), before)
+    t.same(await api.snapshot(), before)
   }
   const unknownType = await run([{ op: 'add', data: { type: 'nothing', attributes: {} } }])
   t.equal(unknownType.status, 404)
@@ -236,12 +228,12 @@ t.test('malformed batches are 400s pointing into the request', async (t) => {
 
 t.test('the maximum number of operations', async (t) => {
   const operations = Array.from({ length: 101 }, (_, index) => ({ op: 'add', data: { type: 'group', attributes: { name: `g${index}` } } }))
-  const before = await snapshot()
+  const before = await api.snapshot()
   const tooMany = await run(operations)
   t.equal(tooMany.status, 413)
   t.equal(tooMany.body.errors[0].code, 'FJA_TOO_MANY_OPERATIONS')
   t.same(tooMany.body.errors[0].source, { pointer: '/atomic:operations' })
-  t.same(await snapshot(), before)
+  t.same(await api.snapshot(), before)
   const hundred = await run(operations.slice(0, 100))
   t.equal(hundred.status, 200)
   t.equal(hundred.body['atomic:results'].length, 100)

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
-import { sql } from 'kysely'
 import { startTestApp, type TestResponse } from '../helpers/test-app.js'
-import { ERROR_CODES, type ErrorCode } from '../../lib/errors/error-codes.js'
+import { failsUnchanged as failsWithout, type ExpectedError } from '../helpers/assert-errors.js'
+import { JSONAPI, resource } from '../helpers/documents.js'
+import { seedLinkedRows } from '../helpers/seed-linked-rows.js'
 
 // The related-resource routes `<path>/<id>/<relationship>` (issue 4): GET, POST, PATCH and DELETE on a to-one by
 // foreign key (computer.owner, user.group), a to-many inverse (user.computers, user.posts), an inverse to-one
@@ -9,96 +10,15 @@ import { ERROR_CODES, type ErrorCode } from '../../lib/errors/error-codes.js'
 
 const api = await startTestApp(t.teardown)
 
-const TABLES = ['groups', 'users', 'computers', 'user_bios', 'posts', 'workplaces', 'parents', 'children', 'parent_to_child_associations']
+t.beforeEach(() => seedLinkedRows(api))
 
-/** Every row of every table (as JSON, dates as text), to prove that a failed request changed nothing. */
-async function snapshot (): Promise<Record<string, unknown[]>> {
-  const tables: Record<string, unknown[]> = {}
-  for (const table of TABLES) {
-    const result = await sql<Record<string, unknown>>`select to_jsonb(t) as row from ${sql.table(table)} t order by t.id`.execute(api.db)
-    tables[table] = result.rows.map((row) => row.row)
-  }
-  return tables
+/** Sends a request that must fail with this error and leave every table as it was. */
+function failsUnchanged (t: Test, method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT', url: string, body: unknown, want: ExpectedError): Promise<TestResponse> {
+  return failsWithout(t, api, method, url, body === undefined ? {} : { body }, want)
 }
-
-async function seed (): Promise<void> {
-  await api.reset()
-  await api.db.insertInto('groups').values([{ name: 'engineers' }, { name: 'artists' }]).execute()
-  await api.db.insertInto('users').values([
-    { name: 'ada', first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.org', age: 36, birth_date: '1815-12-10', gender: 'f', words: ['a', 'b'], group_id: 1, date_create: '2020-01-02' },
-    { name: 'grace', first_name: 'Grace', group_id: 1, date_create: '2020-01-03' },
-    { name: 'linus', date_create: '2020-01-04' },
-  ]).execute()
-  await api.db.insertInto('computers').values([
-    { serial: 'A1', name: 'analytical', owner_id: 1 },
-    { serial: 'B2', name: 'difference', owner_id: 1 },
-    { serial: 'C3', name: 'harvard', owner_id: 2 },
-    { serial: 'D4', name: 'spare', owner_id: null },
-  ]).execute()
-  await api.db.insertInto('user_bios').values([
-    { birth_city: 'London', favourite_movies: 'none', user_id: 1 },
-    { birth_city: 'New York', favourite_movies: null, user_id: 2 },
-  ]).execute()
-  await api.db.insertInto('posts').values([
-    { title: 'hello', body: 'first', user_id: 1 },
-    { title: 'again', body: 'second', user_id: 1 },
-    { title: 'bugs', body: 'a moth', user_id: 2 },
-  ]).execute()
-  await api.db.insertInto('workplaces').values([{ name: 'lab', user_id: 1 }, { name: 'office', user_id: null }]).execute()
-  await api.db.insertInto('parents').values([{ name: 'p1' }, { name: 'p2' }]).execute()
-  await api.db.insertInto('children').values([{ name: 'c1' }, { name: 'c2' }, { name: 'c3' }]).execute()
-  await api.db.insertInto('parent_to_child_associations').values([
-    { parent_id: 1, child_id: 1, extra_data: 'one-one' },
-    { parent_id: 1, child_id: 2, extra_data: 'one-two' },
-    { parent_id: 2, child_id: 1, extra_data: null },
-  ]).execute()
-}
-
-t.beforeEach(seed)
 
 // ---------------------------------------------------------------------------------------------------------------
 // Expected documents
-
-const PATHS: Record<string, string> = {
-  user: '/users',
-  computer: '/computers',
-  user_bio: '/user-bio',
-  post: '/posts',
-  workplace: '/workplaces',
-  group: '/groups',
-  parent: '/parents',
-  child: '/children',
-  'parent-to-child-association': '/parent-to-child-association',
-}
-
-const RELATIONSHIPS: Record<string, string[]> = {
-  user: ['computers', 'group', 'bio', 'posts', 'workplace'],
-  computer: ['owner', 'user'],
-  user_bio: ['user'],
-  post: ['user'],
-  workplace: ['user'],
-  group: ['users'],
-  parent: ['children', 'kids'],
-  child: ['parents', 'guardians'],
-  'parent-to-child-association': ['parent', 'child'],
-}
-
-/** A resource object as the library writes it: its links and every relationship's links (with `data` when given). */
-function resource (type: string, id: string, attributes: Record<string, unknown>, linkage: Record<string, unknown> = {}): Record<string, unknown> {
-  const self = `${PATHS[type]}/${id}`
-  return {
-    type,
-    id,
-    attributes,
-    links: { self },
-    relationships: Object.fromEntries(RELATIONSHIPS[type].map((name) => [name, {
-      links: { self: `${self}/relationships/${name}`, related: `${self}/${name}` },
-      ...(name in linkage ? { data: linkage[name] } : {}),
-    }])),
-  }
-}
-
-const JSONAPI = { version: '1.0' }
 
 const ADA = {
   name: 'ada',
@@ -143,47 +63,6 @@ function onePage (url: string): Record<string, string> {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Errors
-
-interface ExpectedError {
-  readonly status: number
-  readonly code: ErrorCode
-  /** `undefined`: the error has no `source`. */
-  readonly pointer?: string
-  readonly parameter?: string
-  readonly meta?: Record<string, unknown>
-  /** What the detail must say. */
-  readonly detail?: RegExp
-}
-
-/** Asserts an error document with exactly one error object. */
-function assertError (t: Test, response: TestResponse, want: ExpectedError): void {
-  t.equal(response.status, want.status, 'status')
-  t.match(response.headers['content-type'], /^application\/vnd\.api\+json/)
-  t.same(Object.keys(response.body ?? {}).sort(), ['errors', 'jsonapi'])
-  t.same(response.body?.jsonapi, JSONAPI)
-  const errors: Array<Record<string, unknown>> = response.body?.errors ?? []
-  t.equal(errors.length, 1, 'one error object')
-  const { detail, ...rest } = errors[0] ?? {}
-  const source = want.pointer !== undefined ? { pointer: want.pointer } : want.parameter !== undefined ? { parameter: want.parameter } : undefined
-  t.same(rest, {
-    status: String(want.status),
-    code: want.code,
-    title: ERROR_CODES[want.code].title,
-    ...(source === undefined ? {} : { source }),
-    ...(want.meta === undefined ? {} : { meta: want.meta }),
-  }, `error ${want.code} at ${String(want.pointer ?? want.parameter)}`)
-  t.type(detail, 'string', 'every error has a detail')
-  if (want.detail !== undefined) t.match(detail, want.detail)
-}
-
-/** Sends a request that must fail with this error and leave every table as it was. */
-async function failsUnchanged (t: Test, method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT', url: string, body: unknown, want: ExpectedError): Promise<TestResponse> {
-  const before = await snapshot()
-  const response = await api.request(method, url, body === undefined ? {} : { body })
-  assertError(t, response, want)
-  t.same(await snapshot(), before, `${method} ${url}: the database is unchanged`)
-  return response
-}
 
 function computerRows (): Promise<unknown[]> {
   return api.db.selectFrom('computers').select(['id', 'owner_id']).orderBy('id').execute()

@@ -1,22 +1,11 @@
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import { startTestApp, type TestResponse } from '../helpers/test-app.js'
-import { ERROR_CODES, type ErrorCode } from '../../lib/errors/error-codes.js'
+import { assertErrors, failsUnchanged as failsWithout, type ExpectedError } from '../helpers/assert-errors.js'
 
 const api = await startTestApp(t.teardown)
 
-const TABLES = ['groups', 'users', 'computers', 'user_bios', 'posts', 'workplaces', 'parents', 'children', 'parent_to_child_associations', 'photos']
 const PHOTO_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301'
-
-/** Every row of every table (as JSON, dates as text), to prove that a failed request changed nothing. */
-async function snapshot (): Promise<Record<string, unknown[]>> {
-  const tables: Record<string, unknown[]> = {}
-  for (const table of TABLES) {
-    const result = await sql<Record<string, unknown>>`select to_jsonb(t) as row from ${sql.table(table)} t order by t.id`.execute(api.db)
-    tables[table] = result.rows.map((row) => row.row)
-  }
-  return tables
-}
 
 async function seed (): Promise<void> {
   await api.reset()
@@ -50,48 +39,9 @@ async function seed (): Promise<void> {
 
 t.beforeEach(seed)
 
-interface ExpectedError {
-  readonly status: number
-  readonly code: ErrorCode
-  /** `undefined`: the error has no `source`. */
-  readonly pointer?: string
-  readonly meta?: Record<string, unknown>
-  /** What the detail must say. */
-  readonly detail?: RegExp
-}
-
-/** Asserts an error document: the status, and exactly these error objects (in any order). */
-function assertErrors (t: Test, response: TestResponse, expected: readonly ExpectedError[]): void {
-  t.equal(response.status, expected[0].status, 'status')
-  t.match(response.headers['content-type'], /^application\/vnd\.api\+json/)
-  t.same(Object.keys(response.body ?? {}).sort(), ['errors', 'jsonapi'])
-  t.same(response.body?.jsonapi, { version: '1.0' })
-  const errors: Array<Record<string, unknown>> = response.body?.errors ?? []
-  t.equal(errors.length, expected.length, 'one error object per problem')
-  const key = (pointer: unknown, code: unknown): string => `${String(pointer)} ${String(code)}`
-  const actual = [...errors].sort((a, b) => key((a.source as { pointer?: string } | undefined)?.pointer, a.code).localeCompare(key((b.source as { pointer?: string } | undefined)?.pointer, b.code)))
-  const wanted = [...expected].sort((a, b) => key(a.pointer, a.code).localeCompare(key(b.pointer, b.code)))
-  wanted.forEach((want, index) => {
-    const { detail, ...rest } = actual[index] ?? {}
-    t.same(rest, {
-      status: String(want.status),
-      code: want.code,
-      title: ERROR_CODES[want.code].title,
-      ...(want.pointer === undefined ? {} : { source: { pointer: want.pointer } }),
-      ...(want.meta === undefined ? {} : { meta: want.meta }),
-    }, `error ${want.code} at ${String(want.pointer)}`)
-    t.type(detail, 'string', 'every error has a detail')
-    if (want.detail !== undefined) t.match(detail, want.detail)
-  })
-}
-
 /** Sends a PATCH that must fail with these errors and leave every table as it was. */
-async function failsUnchanged (t: Test, url: string, body: unknown, expected: readonly ExpectedError[]): Promise<TestResponse> {
-  const before = await snapshot()
-  const response = await api.request('PATCH', url, { body })
-  assertErrors(t, response, expected)
-  t.same(await snapshot(), before, 'the database is unchanged')
-  return response
+function failsUnchanged (t: Test, url: string, body: unknown, expected: readonly ExpectedError[]): Promise<TestResponse> {
+  return failsWithout(t, api, 'PATCH', url, { body }, expected)
 }
 
 function patch (url: string, body: unknown): Promise<TestResponse> {
@@ -166,15 +116,15 @@ t.test('PATCH is a partial update: only the attributes sent change', async (t) =
 })
 
 t.test('PATCH with no attributes and no relationships changes nothing and answers the resource', async (t) => {
-  const before = await snapshot()
+  const before = await api.snapshot()
   const response = await patch('/users/1', userBody('1'))
   t.equal(response.status, 200)
   t.same(response.body.data.attributes, ADA)
-  t.same(await snapshot(), before)
+  t.same(await api.snapshot(), before)
   const empty = await patch('/users/1', userBody('1', {}, {}))
   t.equal(empty.status, 200)
   t.same(empty.body.data.attributes, ADA)
-  t.same(await snapshot(), before)
+  t.same(await api.snapshot(), before)
 })
 
 t.test('PATCH sets nullable attributes to null; display_name follows', async (t) => {
@@ -515,7 +465,7 @@ t.test('cannot move a user\'s bio away when the bio requires its user: 422, attr
 })
 
 t.test('a PATCH that writes attributes, a to-one and a to-many, then fails on a relationship, leaves everything unchanged', async (t) => {
-  const before = await snapshot()
+  const before = await api.snapshot()
   const response = await patch('/users/1', userBody('1', { name: 'changed', first_name: null, words: [] }, {
     group: { data: { type: 'group', id: '2' } },
     computers: { data: identifiers('computer', ['3', '4']) },
@@ -523,7 +473,7 @@ t.test('a PATCH that writes attributes, a to-one and a to-many, then fails on a 
     bio: { data: null },
   }))
   assertErrors(t, response, [{ status: 422, code: 'FJA_REQUIRED_RELATIONSHIP', pointer: '/data/relationships/bio/data' }])
-  t.same(await snapshot(), before, 'rolled back')
+  t.same(await api.snapshot(), before, 'rolled back')
   t.same(await api.db.selectFrom('users').select(['name', 'first_name', 'words', 'group_id']).where('id', '=', 1).executeTakeFirst(), {
     name: 'ada', first_name: 'Ada', words: ['a', 'b'], group_id: 1,
   })
