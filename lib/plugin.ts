@@ -106,6 +106,10 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   registerResourceRoutes(fastify, context)
   registerRelationshipRoutes(fastify, context, new RelationshipService(graph, service, repository))
   const operations = resolveOperations(options)
+  const taken = graph.resources.find((resource) => resource.path === operations?.path)
+  if (taken !== undefined) {
+    throw new JsonApiOptionsError(`\`operations.path\` '${operations?.path}' is the path of resource '${taken.type}': choose another, or turn the endpoint off`)
+  }
   if (operations !== undefined) registerOperationsRoute(fastify, context, operations)
 }
 

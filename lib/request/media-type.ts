@@ -12,9 +12,11 @@ interface MediaType {
 const ALLOWED_PARAMETERS = new Set(['ext', 'profile'])
 const SUPPORTED_EXTENSIONS = new Set([ATOMIC_EXTENSION])
 
-/** Splits on `separator` outside double quotes. */
-function splitOutsideQuotes (value: string, separator: string): string[] {
-  return value.match(new RegExp(`(?:[^${separator}"]|"[^"]*")+`, 'g')) ?? []
+/** The pieces between separators outside double quotes (`ext="a;b"` stays whole). */
+const SPLITTERS = { ';': /(?:[^;"]|"[^"]*")+/g, ',': /(?:[^,"]|"[^"]*")+/g } as const
+
+function splitOutsideQuotes (value: string, separator: keyof typeof SPLITTERS): string[] {
+  return value.match(SPLITTERS[separator]) ?? []
 }
 
 function parseMediaType (value: string): MediaType {

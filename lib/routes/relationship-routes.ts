@@ -107,7 +107,7 @@ function readLinkage (context: RouteContext, service: RelationshipService, owner
     if (query.include.length > 0 || query.fields.size > 0) {
       throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
         detail: 'a relationship document has no resource objects: include and fields do not apply',
-        source: { parameter: query.include.length > 0 ? 'include' : [...Object.keys(request.query as Query)].find((name) => name.startsWith('fields[')) ?? 'fields' },
+        source: { parameter: query.include.length > 0 ? 'include' : Object.keys(request.query as Query).find((name) => name.startsWith('fields[')) ?? 'fields' },
       })
     }
     const id = idOf(request)

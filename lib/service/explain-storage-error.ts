@@ -11,9 +11,14 @@ export interface WriteContext {
   readonly base: string
 }
 
+/** Whether the failing constraint belongs to the resource's own table (not a join table or a related table). */
+function onOwnTable (error: StorageError, resource: ResolvedResource): boolean {
+  return error.table === undefined || error.table === resource.table.split('.').pop()
+}
+
 function sourceOf (error: StorageError, context: WriteContext): { source?: ErrorSource; field?: string } {
   const { resource, base } = context
-  if (error.table !== undefined && error.table !== resource.table.split('.').pop()) return {}
+  if (!onOwnTable(error, resource)) return {}
   for (const column of error.columns) {
     for (const attribute of resource.attributes.values()) {
       if (attribute.column === column && !attribute.hidden) return { source: { pointer: `${base}/attributes/${attribute.name}` }, field: attribute.name }
@@ -48,8 +53,10 @@ export function explainStorageError (error: unknown, context: WriteContext): unk
   const { source, field } = sourceOf(error, context)
   const what = field === undefined ? '' : ` ('${field}')`
   const type = context.resource.type
+  // A constraint of another table (a join table's unique pair, a related row's key) is about a link, not this type.
+  const own = onOwnTable(error, context.resource)
   const details: Record<StorageError['kind'], string> = {
-    unique: `another '${type}' already has this value${what}`,
+    unique: own ? `another '${type}' already has this value${what}` : `the change would duplicate a link of this '${type}' that must be unique`,
     'foreign-key': context.action === 'delete'
       ? `the '${type}' is still referenced by other resources`
       : `a related resource${what} does not exist or is still referenced`,

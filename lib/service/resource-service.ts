@@ -75,7 +75,7 @@ export class ResourceService {
 
   async #read (repository: Repository, resource: ResolvedResource, id: string, query: QueryTree): Promise<ResultSet> {
     if (!isValidId(resource, id)) throw notFound(resource, id)
-    const row = await repository.findById(resource, id, selectionOf(resource, query.fields.get(resource.type)).columns)
+    const row = await repository.findById(resource, id, this.#columns(resource, query))
     if (row === undefined) throw notFound(resource, id)
     return loadIncluded(repository, this.#graph, [{ resource, id: String(row[resource.idColumn]), row }], query)
   }

@@ -412,6 +412,10 @@ t.test('bad plugin options throw JsonApiOptionsError at registration', async (t)
     ['fractional pageSize', { pagination: { defaultSize: 2.5 } }, /pagination\.defaultSize/],
     ['defaultSize over maxSize', { pagination: { defaultSize: 50, maxSize: 10 } }, /pagination\.defaultSize.*pagination\.maxSize/],
     ['maxIncludeDepth 0', { maxIncludeDepth: 0 }, /maxIncludeDepth/],
+    ['operations on a resource path', { operations: { path: '/users' } }, /operations\.path.*'\/users'.*resource 'user'/],
+    ['operations path not a path', { operations: { path: 'ops' } }, /operations\.path/],
+    ['maxOperations 0', { operations: { maxOperations: 0 } }, /operations\.maxOperations/],
+    ['unknown unpaged policy', { pagination: { unpaged: 'sometimes' as 'allowed' } }, /pagination\.unpaged/],
   ]
   for (const [label, options, message] of cases) {
     const app = Fastify()
