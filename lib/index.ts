@@ -1,10 +1,12 @@
 import { jsonApi } from './plugin.js'
 
 export { jsonApi, JsonApiOptionsError } from './plugin.js'
-export type { FilterOptions, JsonApiOptions, PaginationOptions } from './options.js'
-export { defineOperator, defineResource } from './schema/declaration.js'
+export type { FilterOptions, JsonApiOptions, OperationsOptions, PaginationOptions } from './options.js'
+export { defineOperator, defineResource, defineResourceFor } from './schema/declaration.js'
 export type {
+  AnyResourceDeclaration,
   AttributeDeclaration,
+  AttributeDeclarations,
   ClientIdPolicy,
   DerivedAttribute,
   FilterOperator,
@@ -13,25 +15,36 @@ export type {
   InverseDeclaration,
   ManyToManyDeclaration,
   RelationshipDeclaration,
+  RelationshipDeclarations,
   ResourceDeclaration,
   RouteSelection,
   Row,
   ToOneForeignKeyDeclaration,
 } from './schema/declaration.js'
+export type {
+  AttributeValues, ExistingResourceEvent, HookEvent, JsonApiContext, LinkChange, RelationshipIds, ResourceHooks, StoredResource, WriteInput,
+} from './schema/hooks.js'
+export type { ConditionName, ConditionValue, FilterBuilder, RelatedId } from './query/filter-builder.js'
+export { transformFilter } from './query/transform-filter.js'
+export type { FilterTransformer } from './query/transform-filter.js'
+export type { JsonApiAction, JsonApiRouteConfig } from './routes/route-config.js'
 export { ResourceConfigError } from './schema/resolve-resources.js'
 export { JsonApiError } from './errors/json-api-error.js'
 export type { ErrorObject, ErrorSource, JsonApiErrorInit } from './errors/json-api-error.js'
 export { ERROR_CODES } from './errors/error-codes.js'
 export type { ErrorCode } from './errors/error-codes.js'
-export type { ColumnValues, FindManyQuery, RelatedRow, Repository, StorageErrorKind } from './repository/repository.js'
+export type {
+  ColumnValues, IncludeLayer, LinkTargets, PageWindow, QueryLayer, RelatedRow, Repository, RequiredRow, StorageErrorKind, WriteTarget,
+} from './repository/repository.js'
 export { StorageError } from './repository/repository.js'
 export { KyselyRepository } from './repository/kysely/kysely-repository.js'
 export type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, RelationshipStorage } from './schema/resolved.js'
 export type { IncludeNode, PageNode, QueryTree, SortNode, SortStep } from './query/query-tree.js'
 export type {
-  AndNode, BuiltinOperator, CompareNode, CustomNode, ExistsNode, FieldCompareNode, FilterNode, NotNode, OrNode,
+  AndNode, BuiltinOperator, CompareNode, ConstantNode, CustomNode, ExistsNode, FieldCompareNode, FilterNode, FilterNodeKind, LinkedToNode,
+  NotNode, OrNode, ReferencesNode,
 } from './query/filter-nodes.js'
-export { printFilter } from './query/filter-nodes.js'
+export { andNode, compareNode, constantNode, existsNode, notNode, orNode, printFilter } from './query/filter-nodes.js'
 export { createEmbeddedDatabase } from './database/embedded-database.js'
 export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from './database/embedded-database.js'
 

@@ -1,5 +1,7 @@
+import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { ResourceDeclaration } from './schema/declaration.js'
+import type { AnyResourceDeclaration } from './schema/declaration.js'
+import type { JsonApiContext } from './schema/hooks.js'
 import type { Repository } from './repository/repository.js'
 
 /**
@@ -20,7 +22,19 @@ export interface JsonApiOptions {
   /** A repository to use instead of the Kysely one (the storage seam). */
   readonly repository?: Repository
   /** The resource declarations. Types and paths must be unique. */
-  readonly resources: readonly ResourceDeclaration[]
+  readonly resources: readonly AnyResourceDeclaration[]
+  /**
+   * Derives the request's context, once per request (once per `/operations` batch), before anything else of the
+   * request is read: every hook of that request receives it. Throw a `JsonApiError` here to refuse the request (a
+   * 401 for an unknown identity, say). Do asynchronous work (loading the user, their memberships) here: scopes are
+   * synchronous.
+   *
+   * @example
+   * ```ts
+   * context: async (request) => ({ user: await usersByToken(request.headers.authorization) })
+   * ```
+   */
+  readonly context?: (request: FastifyRequest) => JsonApiContext | Promise<JsonApiContext>
   /** Prepended to every link (`https://api.example.com`); links are relative paths by default. */
   readonly baseUrl?: string
   /** Pagination defaults for every resource. */

@@ -3,13 +3,11 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { JsonApiOptions } from './options.js'
 import { resolveResources } from './schema/resolve-resources.js'
 import { KyselyRepository } from './repository/kysely/kysely-repository.js'
-import { ResourceService } from './service/resource-service.js'
 import { jsonApiErrorHandler, JSONAPI_MEDIA_TYPE } from './errors/error-handler.js'
 import { jsonApiError } from './errors/error-codes.js'
 import { negotiate } from './request/media-type.js'
 import { registerResourceRoutes, type RouteContext } from './routes/resource-routes.js'
 import { registerRelationshipRoutes } from './routes/relationship-routes.js'
-import { RelationshipService } from './service/relationship-service.js'
 import { registerOperationsRoute, type OperationsSettings } from './routes/operations-route.js'
 import type { QueryLimits } from './request/read-query.js'
 
@@ -65,12 +63,15 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '')
   const graph = resolveResources(options.resources)
   const repository = options.repository ?? new KyselyRepository(options.db!)
-  const service = new ResourceService(graph, repository)
+  if (options.context !== undefined && typeof options.context !== 'function') {
+    throw new JsonApiOptionsError('`context` must be a function of the request')
+  }
   const context: RouteContext = Object.freeze({
     graph,
-    service,
+    repository,
     limits: resolveLimits(options),
     baseUrl,
+    contextOf: options.context,
   })
 
   fastify.setErrorHandler(jsonApiErrorHandler)
@@ -104,7 +105,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     })
   }
   registerResourceRoutes(fastify, context)
-  registerRelationshipRoutes(fastify, context, new RelationshipService(graph, service, repository))
+  registerRelationshipRoutes(fastify, context)
   const operations = resolveOperations(options)
   const taken = graph.resources.find((resource) => resource.path === operations?.path)
   if (taken !== undefined) {

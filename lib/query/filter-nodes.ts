@@ -67,8 +67,27 @@ export interface LinkedToNode {
   readonly ownerId: string
 }
 
+/** Every row (`true`) or none (`false`); what a scope of "everything" or "nothing" is. */
+export interface ConstantNode {
+  readonly kind: 'constant'
+  readonly value: boolean
+}
+
+/**
+ * The row's `relationship` links to one of `ids` (`null`: links to none). Compares linkage only, without reading
+ * the related rows (so without their scope): for server-side conditions such as a scope (`owner_id = $1`), never
+ * parsed from a query string.
+ */
+export interface ReferencesNode {
+  readonly kind: 'references'
+  readonly relationship: ResolvedRelationship
+  readonly target: ResolvedResource
+  readonly ids: readonly string[] | null
+}
+
 /** A node of the filter tree. */
-export type FilterNode = CompareNode | FieldCompareNode | CustomNode | AndNode | OrNode | NotNode | ExistsNode | LinkedToNode
+export type FilterNode =
+  | CompareNode | FieldCompareNode | CustomNode | AndNode | OrNode | NotNode | ExistsNode | LinkedToNode | ConstantNode | ReferencesNode
 
 /** The kinds of filter node; a stage that handles filters dispatches on every one. */
 export type FilterNodeKind = FilterNode['kind']
@@ -106,6 +125,17 @@ export function linkedToNode (owner: ResolvedResource, relationship: ResolvedRel
   return Object.freeze({ kind: 'linked-to', owner, relationship, ownerId })
 }
 
+export function constantNode (value: boolean): ConstantNode {
+  return value ? TRUE : FALSE
+}
+
+const TRUE: ConstantNode = Object.freeze({ kind: 'constant', value: true })
+const FALSE: ConstantNode = Object.freeze({ kind: 'constant', value: false })
+
+export function referencesNode (relationship: ResolvedRelationship, target: ResolvedResource, ids: readonly string[] | null): ReferencesNode {
+  return Object.freeze({ kind: 'references', relationship, target, ids: ids === null ? null : Object.freeze([...ids]) })
+}
+
 type Printed = Record<string, unknown> | Array<Record<string, unknown>>
 
 const PRINTERS: { [K in FilterNodeKind]: (node: Extract<FilterNode, { kind: K }>) => Printed } = {
@@ -121,12 +151,15 @@ const PRINTERS: { [K in FilterNodeKind]: (node: Extract<FilterNode, { kind: K }>
     ...(node.where === undefined ? {} : { val: printFilter(node.where) }),
   }),
   'linked-to': (node) => ({ linkedTo: { type: node.owner.type, id: node.ownerId, relationship: node.relationship.name } }),
+  constant: (node) => ({ constant: node.value }),
+  references: (node) => ({ references: { relationship: node.relationship.name, ids: node.ids } }),
 }
 
 /**
  * Prints a filter tree back to the JSON filter syntax (relationship filters in their nested `any`/`has` form), so
  * that `filter=<JSON.stringify(printFilter(tree))>` reads back to an equal tree. (`linked-to` nodes, which only the
- * service builds, print as `{"linkedTo": {type, id, relationship}}`.)
+ * service builds, print as `{"linkedTo": {type, id, relationship}}`; `constant` and `references` nodes, which only
+ * server code builds, as `{"constant": true}` and `{"references": {relationship, ids}}`.)
  */
 export function printFilter (node: FilterNode): Printed {
   return (PRINTERS[node.kind] as (node: FilterNode) => Printed)(node)

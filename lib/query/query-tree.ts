@@ -17,6 +17,11 @@ export interface IncludeNode {
 export interface SortStep {
   readonly relationship: ResolvedRelationship
   readonly target: ResolvedResource
+  /**
+   * The condition a related row must meet to give its value (the target's scope, set by the composer); a row that
+   * does not sorts as if there were none (NULL).
+   */
+  readonly where?: FilterNode
 }
 
 /** One sort key: an attribute of the resource or of a to-one related resource (`owner.name`). */

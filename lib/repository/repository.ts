@@ -9,77 +9,101 @@ export interface RelatedRow {
   readonly row: Row
 }
 
-/** What to read of many rows. */
-export interface FindManyQuery {
-  /** Columns to select besides the id (which is always selected). */
-  readonly columns: readonly string[]
-  /** The rows to return; every row when undefined. */
-  readonly filter: FilterNode | undefined
-  /** The order; the id is always the last key, so pages never overlap. */
-  readonly sort: readonly SortNode[]
-  /** Rows to skip and rows to return; no limit when undefined. */
+/** A window of rows: rows to skip and rows to return (no limit when undefined). */
+export interface PageWindow {
   readonly offset: number
   readonly limit: number | undefined
 }
 
-/** A row that must exist for a guarded write to happen (the target of a foreign key being written). */
+/**
+ * What to read of one resource type, composed by the service from the request's query tree and context: the
+ * condition (the client's filter ANDed with the type's scope, and the scope of every type the condition reaches),
+ * the order, the window, the columns and the includes below. A repository runs it as it is: everything a request
+ * may see is already in `where`.
+ */
+export interface QueryLayer {
+  readonly resource: ResolvedResource
+  /** The rows to read; every row when undefined. */
+  readonly where: FilterNode | undefined
+  /** The order; the id is always the last key, so pages never overlap. */
+  readonly sort: readonly SortNode[]
+  /** The window; undefined: every matching row, in no particular order. */
+  readonly page: PageWindow | undefined
+  /** Columns to select besides the id (which is always selected). */
+  readonly columns: readonly string[]
+  /** The relationships to include below these rows, each with the layer of its related type. */
+  readonly include: readonly IncludeLayer[]
+}
+
+/** One include step: the relationship followed and what to read of its related rows (their `where` is their scope). */
+export interface IncludeLayer {
+  readonly relationship: ResolvedRelationship
+  readonly layer: QueryLayer
+}
+
+/** A row a write addresses: the resource, its id, and the scope the row must be in to be written. */
+export interface WriteTarget {
+  readonly resource: ResolvedResource
+  readonly id: string
+  readonly scope: FilterNode | undefined
+}
+
+/** Rows a link change addresses: only rows within `scope` are linked or unlinked. */
+export interface LinkTargets {
+  readonly resource: ResolvedResource
+  readonly ids: readonly string[]
+  readonly scope: FilterNode | undefined
+}
+
+/** A row that must exist (within its scope) for a guarded write to happen (the target of a foreign key being written). */
 export interface RequiredRow {
   readonly resource: ResolvedResource
   readonly id: string
+  readonly scope: FilterNode | undefined
 }
 
 /** Column name → value bound in SQL. */
 export type ColumnValues = Readonly<Record<string, unknown>>
 
 /**
- * The storage seam. The service speaks JSON:API; a repository only stores and reads rows. Ids cross this
- * interface as strings. Every method of a repository obtained from {@link Repository.transaction} runs in that
- * transaction.
+ * The storage seam. The service speaks JSON:API; a repository only stores and reads rows, as the service composed
+ * them ({@link QueryLayer}, {@link WriteTarget}): it never decides what a request may see. Ids cross this interface
+ * as strings. Every method of a repository obtained from {@link Repository.transaction} runs in that transaction.
  *
  * Implementations translate their driver's constraint errors into {@link StorageError}s.
  */
 export interface Repository {
-  /** Rows of a resource in the given order and window; each row has the id column. */
-  findMany(resource: ResolvedResource, query: FindManyQuery): Promise<Row[]>
-  /** The number of rows of a resource that match the filter. */
-  count(resource: ResolvedResource, filter: FilterNode | undefined): Promise<number>
-  /** One row by id, or undefined. */
-  findById(resource: ResolvedResource, id: string, columns: readonly string[]): Promise<Row | undefined>
-  /** The subset of `ids` that exist. */
-  existingIds(resource: ResolvedResource, ids: readonly string[]): Promise<Set<string>>
+  /** The rows of a layer, in its order and window; each row has the id column. */
+  findMany(layer: QueryLayer): Promise<Row[]>
+  /** The number of rows that match the layer's `where` (its window ignored). */
+  count(layer: QueryLayer): Promise<number>
   /**
-   * The related rows of every owner in `ownerIds` (one query, whatever their number), ordered by the related id.
-   * `columns` are columns of the related resource's table.
+   * The related rows (of `layer.resource`, matching `layer.where`) of every owner in `ownerIds` (one query, whatever
+   * their number), ordered by the related id. The owners were read within their own scope.
    */
-  findRelated(
-    owner: ResolvedResource,
-    relationship: ResolvedRelationship,
-    target: ResolvedResource,
-    ownerIds: readonly string[],
-    columns: readonly string[],
-  ): Promise<RelatedRow[]>
+  findRelated(owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): Promise<RelatedRow[]>
   /**
    * Inserts a row and returns it as stored (defaults included): the id and `columns`. `id` is a client-generated id,
-   * when given. When a row of `requires` does not exist, nothing is inserted and the result is undefined — in the
-   * same statement, so no other transaction can slip in between the check and the write.
+   * when given. When a row of `requires` does not exist (within its scope), nothing is inserted and the result is
+   * undefined — in the same statement, so no other transaction can slip in between the check and the write.
    */
   insert(resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires?: readonly RequiredRow[]): Promise<Row | undefined>
   /**
-   * Updates a row and returns it as stored (the id and `columns`), or undefined when it does not exist or a row of
-   * `requires` does not. An empty `values` only reads it.
+   * Updates the target row (when it is within its scope) and returns it as stored (the id and `columns`), or
+   * undefined when it does not exist or a row of `requires` does not. An empty `values` only reads it.
    */
-  update(resource: ResolvedResource, id: string, values: ColumnValues, columns: readonly string[], requires?: readonly RequiredRow[]): Promise<Row | undefined>
-  /** Deletes a row; false when it does not exist. */
-  delete(resource: ResolvedResource, id: string): Promise<boolean>
+  update(target: WriteTarget, values: ColumnValues, columns: readonly string[], requires?: readonly RequiredRow[]): Promise<Row | undefined>
+  /** Deletes the target row (when it is within its scope); false when there is none. */
+  delete(target: WriteTarget): Promise<boolean>
   /**
-   * Replaces the links of a relationship stored outside the owner's row (inverse foreign key or join table):
-   * afterwards exactly `targetIds` are linked to the owner.
+   * Replaces the links of a relationship: afterwards exactly `targets.ids` are linked to the owner, and links to rows
+   * outside `targets.scope` are left as they are.
    */
-  replaceLinks(owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void>
-  /** Links `targetIds` to the owner in addition to the present links (to-many). */
-  addLinks(owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void>
-  /** Unlinks `targetIds` from the owner (to-many). */
-  removeLinks(owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void>
+  replaceLinks(owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void>
+  /** Links `targets.ids` to the owner in addition to the present links (to-many). */
+  addLinks(owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void>
+  /** Unlinks `targets.ids` from the owner (to-many). */
+  removeLinks(owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void>
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (repository: Repository) => Promise<T>): Promise<T>
 }

@@ -15,5 +15,5 @@ export function readRelationshipDocument (body: unknown, relationship: ResolvedR
     throw jsonApiError('FJA_INVALID_DOCUMENT', { detail: 'the request body must be a JSON object with a `data` member', source: { pointer: '' } })
   }
   if (!('data' in body)) throw jsonApiError('FJA_INVALID_DOCUMENT', { detail: 'the request body has no `data` member', source: { pointer: '' } })
-  return { relationship, ids: readLinkage((body as { data: unknown }).data, relationship, '/data'), pointer: '/data' }
+  return { relationship, ids: readLinkage((body as { data: unknown }).data, relationship, '/data'), pointer: '/data', member: '/data' }
 }

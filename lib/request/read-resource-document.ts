@@ -11,6 +11,8 @@ export interface LinkageInput {
   readonly ids: readonly string[] | null
   /** Pointer of the relationship's `data` member, for errors. */
   readonly pointer: string
+  /** Pointer of the relationship as a whole (`/data/relationships/owner`, or `/data` of a relationship document). */
+  readonly member: string
 }
 
 /** A validated create or update body. */
@@ -164,7 +166,7 @@ function readRelationships (data: Record<string, unknown>, resource: ResolvedRes
       continue
     }
     if (!isObject(value) || !('data' in value)) throw notDocument(pointer, 'a relationship must be an object with a `data` member')
-    inputs.push({ relationship, ids: readLinkage(value.data, relationship, `${pointer}/data`), pointer: `${pointer}/data` })
+    inputs.push({ relationship, ids: readLinkage(value.data, relationship, `${pointer}/data`), pointer: `${pointer}/data`, member: pointer })
   }
   if (mode === 'create') {
     for (const relationship of resource.relationships.values()) {

@@ -4,7 +4,7 @@ import { runOperations } from '../service/operations-runner.js'
 import { operationsDocument, ATOMIC_EXTENSION } from '../document/operations-document.js'
 import { pageNode, queryTree } from '../query/query-tree.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
-import { registerMethodNotAllowed, type RouteContext } from './resource-routes.js'
+import { registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
 
 const RESULT_QUERY = queryTree({ page: pageNode(1, 0) })
 
@@ -22,9 +22,12 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
   fastify.route({
     method: 'POST',
     url: settings.path,
+    config: { jsonapi: { action: 'operations' } },
     handler: async function runAtomicOperations (request, reply) {
+      // One context for the whole batch: every operation runs with the same scopes and hooks' context.
+      const service = await requestServices(context, request)
       const operations = readOperations(request.body, context.graph, settings.maxOperations)
-      const results = await runOperations(context.graph, context.service, operations)
+      const results = await runOperations(context.graph, service, operations)
       if (operations.every((operation) => operation.op === 'remove' && operation.ref?.relationship === undefined)) {
         return reply.code(204).send()
       }
@@ -34,5 +37,5 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
         .send(operationsDocument(results, RESULT_QUERY, context.baseUrl))
     },
   })
-  registerMethodNotAllowed(fastify, settings.path, ['POST'])
+  registerMethodNotAllowed(fastify, settings.path, ['POST'], { action: 'method-not-allowed' })
 }

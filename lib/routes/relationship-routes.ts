@@ -1,21 +1,27 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
-import type { RelationshipService } from '../service/relationship-service.js'
+import { RelationshipService } from '../service/relationship-service.js'
 import { readQuery } from '../request/read-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { readRelationshipDocument } from '../request/read-relationship-document.js'
 import { collectionDocument, linkageData, linkageDocument, metaDocument, singleDocument } from '../document/write-document.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import { location, registerMethodNotAllowed, type RouteContext } from './resource-routes.js'
+import { location, registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
+import type { JsonApiAction } from './route-config.js'
 
 type Query = Record<string, unknown>
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
-type Route = [HTTPMethods, boolean, Handler, OnRequest?]
+type Route = [HTTPMethods, boolean, Handler, JsonApiAction, OnRequest?]
 type OnRequest = (request: FastifyRequest) => Promise<void>
 
 function idOf (request: FastifyRequest): string {
   return (request.params as { id: string }).id
+}
+
+/** The relationship service of one request (bound to its context). */
+async function relationshipsOf (context: RouteContext, request: FastifyRequest): Promise<RelationshipService> {
+  return new RelationshipService(context.graph, await requestServices(context, request))
 }
 
 /**
@@ -23,28 +29,35 @@ function idOf (request: FastifyRequest): string {
  * relationship route `<path>/:id/relationships/<name>`, with 405s for the methods a route lacks and a 404 for
  * relationship names that do not exist.
  */
-export function registerRelationshipRoutes (fastify: FastifyInstance, context: RouteContext, service: RelationshipService): void {
+export function registerRelationshipRoutes (fastify: FastifyInstance, context: RouteContext): void {
   for (const owner of context.graph.resources) {
     if (owner.relationships.size === 0 || !owner.routes.read) continue
     for (const relationship of owner.relationships.values()) {
       const target = context.graph.getResource(relationship.targetType)
       const related: Route[] = [
-        ['GET', true, readRelated(context, service, owner, relationship)],
-        ['POST', target.routes.create, createRelated(context, service, owner, relationship, target)],
-        ['PATCH', !relationship.toMany && target.routes.update, updateRelated(context, service, owner, relationship, target)],
-        ['DELETE', !relationship.toMany && target.routes.delete, deleteRelated(service, owner, relationship)],
+        ['GET', true, readRelated(context, owner, relationship), 'read-related'],
+        ['POST', target.routes.create, createRelated(context, owner, relationship, target), 'create-related'],
+        ['PATCH', !relationship.toMany && target.routes.update, updateRelated(context, owner, relationship, target), 'update-related'],
+        ['DELETE', !relationship.toMany && target.routes.delete, deleteRelated(context, owner, relationship), 'delete-related'],
       ]
       const writable = owner.routes.update
       const linkage: Route[] = [
-        ['GET', true, readLinkage(context, service, owner, relationship)],
-        ['PATCH', writable, replaceLinkage(context, service, owner, relationship)],
-        relationship.toMany ? ['POST', writable, changeMembers(service, owner, relationship, 'add')] : ['POST', writable, refused, toOneForbidden(relationship)],
-        relationship.toMany ? ['DELETE', writable, changeMembers(service, owner, relationship, 'remove')] : ['DELETE', writable, refused, toOneForbidden(relationship)],
+        ['GET', true, readLinkage(context, owner, relationship), 'read-relationship'],
+        ['PATCH', writable, replaceLinkage(context, owner, relationship), 'replace-relationship'],
+        relationship.toMany
+          ? ['POST', writable, changeMembers(context, owner, relationship, 'add'), 'add-relationship']
+          : ['POST', writable, refused, 'add-relationship', toOneForbidden(relationship)],
+        relationship.toMany
+          ? ['DELETE', writable, changeMembers(context, owner, relationship, 'remove'), 'remove-relationship']
+          : ['DELETE', writable, refused, 'remove-relationship', toOneForbidden(relationship)],
       ]
       for (const [url, routes] of [[`${owner.path}/:id/${relationship.name}`, related], [`${owner.path}/:id/relationships/${relationship.name}`, linkage]] as const) {
         const enabled = routes.filter(([, on]) => on)
-        for (const [method, , handler, onRequest] of enabled) fastify.route({ method, url, handler, ...(onRequest === undefined ? {} : { onRequest }) })
-        registerMethodNotAllowed(fastify, url, enabled.map(([method]) => method))
+        for (const [method, , handler, action, onRequest] of enabled) {
+          const config = { jsonapi: { type: owner.type, action, relationship: relationship.name } }
+          fastify.route({ method, url, handler, config, ...(onRequest === undefined ? {} : { onRequest }) })
+        }
+        registerMethodNotAllowed(fastify, url, enabled.map(([method]) => method), { type: owner.type, action: 'method-not-allowed', relationship: relationship.name })
       }
     }
     const unknown = async function unknownRelationship (request: FastifyRequest): Promise<never> {
@@ -52,7 +65,7 @@ export function registerRelationshipRoutes (fastify: FastifyInstance, context: R
       throw jsonApiError('FJA_ROUTE_NOT_FOUND', { detail: `'${owner.type}' has no relationship '${name}'` })
     }
     for (const url of [`${owner.path}/:id/:relationship`, `${owner.path}/:id/relationships/:relationship`]) {
-      fastify.route({ method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'], url, handler: unknown })
+      fastify.route({ method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'], url, handler: unknown, config: { jsonapi: { type: owner.type, action: 'unknown-relationship' } } })
     }
   }
 }
@@ -61,9 +74,10 @@ function relatedPath (owner: ResolvedResource, id: string, relationship: Resolve
   return `${owner.path}/${encodeURIComponent(id)}/${relationship.name}`
 }
 
-function readRelated (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
+function readRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelatedResource (request, reply) {
+    const service = await relationshipsOf(context, request)
     const query = readQuery(request.query as Query, target, context.graph, context.limits, relationship.toMany)
     const result = await service.readRelated(owner, idOf(request), relationship, query)
     const document = relationship.toMany
@@ -73,9 +87,10 @@ function readRelated (context: RouteContext, service: RelationshipService, owner
   }
 }
 
-function createRelated (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
+function createRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
   const implied = new Set(relationship.storage.kind === 'inverse' ? [relationship.storage.inverseName] : [])
   return async function createRelatedResource (request, reply) {
+    const service = await relationshipsOf(context, request)
     const query = readQuery(request.query as Query, target, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, target, 'create', undefined, implied)
     const result = await service.createRelated(owner, idOf(request), relationship, input, query)
@@ -85,24 +100,27 @@ function createRelated (context: RouteContext, service: RelationshipService, own
   }
 }
 
-function updateRelated (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
+function updateRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
   return async function updateRelatedResource (request, reply) {
+    const service = await relationshipsOf(context, request)
     const query = readQuery(request.query as Query, target, context.graph, context.limits, false)
     const result = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request), true))
   }
 }
 
-function deleteRelated (service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
+function deleteRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   return async function deleteRelatedResource (request, reply) {
+    const service = await relationshipsOf(context, request)
     await service.deleteRelated(owner, idOf(request), relationship)
     return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message: 'Object successfully deleted' }))
   }
 }
 
-function readLinkage (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
+function readLinkage (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelationship (request, reply) {
+    const service = await relationshipsOf(context, request)
     const query = readQuery(request.query as Query, target, context.graph, context.limits, relationship.toMany)
     if (query.include.length > 0 || query.fields.size > 0) {
       throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
@@ -116,8 +134,9 @@ function readLinkage (context: RouteContext, service: RelationshipService, owner
   }
 }
 
-function replaceLinkage (context: RouteContext, service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
+function replaceLinkage (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   return async function replaceRelationship (request, reply) {
+    const service = await relationshipsOf(context, request)
     const id = idOf(request)
     readQuery(request.query as Query, context.graph.getResource(relationship.targetType), context.graph, context.limits, false)
     const input = readRelationshipDocument(request.body, relationship)
@@ -131,8 +150,9 @@ function replaceLinkage (context: RouteContext, service: RelationshipService, ow
   }
 }
 
-function changeMembers (service: RelationshipService, owner: ResolvedResource, relationship: ResolvedRelationship, mode: 'add' | 'remove'): Handler {
+function changeMembers (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, mode: 'add' | 'remove'): Handler {
   return async function changeRelationshipMembers (request, reply) {
+    const service = await relationshipsOf(context, request)
     const input = readRelationshipDocument(request.body, relationship)
     await service.changeMembers(owner, idOf(request), input, mode)
     const message = mode === 'add' ? 'Relationship successfully created' : 'Relationship successfully updated'

@@ -1,18 +1,32 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
-import type { ResourceService } from '../service/resource-service.js'
+import type { Repository } from '../repository/repository.js'
+import { ResourceService } from '../service/resource-service.js'
+import { QueryComposer } from '../service/query-composer.js'
 import { readQuery, type QueryLimits } from '../request/read-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { collectionDocument, metaDocument, singleDocument, type RequestLocation } from '../document/write-document.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
+import type { JsonApiAction, JsonApiRouteConfig } from './route-config.js'
 
 /** What the route handlers share, resolved once at registration. */
 export interface RouteContext {
   readonly graph: ResourceGraph
-  readonly service: ResourceService
+  readonly repository: Repository
   readonly limits: QueryLimits
   readonly baseUrl: string
+  /** The application's `context` option: the request's context for every hook. */
+  readonly contextOf: ((request: FastifyRequest) => unknown) | undefined
+}
+
+/**
+ * The services of one request, bound to its context (derived once, by the application's `context` option): every
+ * read and write of the request is composed with the scopes of that context.
+ */
+export async function requestServices (context: RouteContext, request: FastifyRequest): Promise<ResourceService> {
+  const value = context.contextOf === undefined ? undefined : await context.contextOf(request)
+  return new ResourceService(context.graph, context.repository, new QueryComposer(context.graph, value))
 }
 
 type Query = Record<string, unknown>
@@ -38,23 +52,25 @@ export function registerResourceRoutes (fastify: FastifyInstance, context: Route
   for (const resource of context.graph.resources) {
     const detail = `${resource.path}/:id`
     const routes = resource.routes
-    const table: Array<[string, HTTPMethods, boolean, Handler]> = [
-      [resource.path, 'GET', routes.list, listHandler(context, resource)],
-      [resource.path, 'POST', routes.create, createHandler(context, resource)],
-      [detail, 'GET', routes.read, readHandler(context, resource)],
-      [detail, 'PATCH', routes.update, updateHandler(context, resource)],
-      [detail, 'DELETE', routes.delete, deleteHandler(context, resource)],
+    const table: Array<[string, HTTPMethods, boolean, Handler, JsonApiAction]> = [
+      [resource.path, 'GET', routes.list, listHandler(context, resource), 'list'],
+      [resource.path, 'POST', routes.create, createHandler(context, resource), 'create'],
+      [detail, 'GET', routes.read, readHandler(context, resource), 'read'],
+      [detail, 'PATCH', routes.update, updateHandler(context, resource), 'update'],
+      [detail, 'DELETE', routes.delete, deleteHandler(context, resource), 'delete'],
     ]
     for (const path of [resource.path, detail]) {
       const enabled = table.filter(([url, , on]) => url === path && on)
-      for (const [url, method, , handler] of enabled) fastify.route({ method, url, handler })
-      registerMethodNotAllowed(fastify, path, enabled.map(([, method]) => method))
+      for (const [url, method, , handler, action] of enabled) {
+        fastify.route({ method, url, handler, config: { jsonapi: { type: resource.type, action } } })
+      }
+      registerMethodNotAllowed(fastify, path, enabled.map(([, method]) => method), { type: resource.type, action: 'method-not-allowed' })
     }
   }
 }
 
 /** Answers 405 with `Allow` for every method of `METHODS` a path does not serve. */
-export function registerMethodNotAllowed (fastify: FastifyInstance, url: string, allowed: readonly HTTPMethods[]): void {
+export function registerMethodNotAllowed (fastify: FastifyInstance, url: string, allowed: readonly HTTPMethods[], config: JsonApiRouteConfig): void {
   if (allowed.length === 0) return
   const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : [])].join(', ')
   const missing = METHODS.filter((method) => !allowed.includes(method))
@@ -62,6 +78,7 @@ export function registerMethodNotAllowed (fastify: FastifyInstance, url: string,
   fastify.route({
     method: missing,
     url,
+    config: { jsonapi: config },
     handler: async function methodNotAllowed (request) {
       throw jsonApiError('FJA_METHOD_NOT_ALLOWED', {
         detail: `${request.method} is not allowed on this URL; allowed: ${allow}`,
@@ -73,25 +90,28 @@ export function registerMethodNotAllowed (fastify: FastifyInstance, url: string,
 
 function listHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function listResources (request, reply) {
+    const service = await requestServices(context, request)
     const query = readQuery(request.query as Query, resource, context.graph, context.limits, true)
-    const result = await context.service.list(resource, query)
+    const result = await service.list(resource, query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(collectionDocument(result, query, location(context, request)))
   }
 }
 
 function readHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function readResource (request, reply) {
+    const service = await requestServices(context, request)
     const query = readQuery(request.query as Query, resource, context.graph, context.limits, false)
-    const result = await context.service.read(resource, idOf(request), query)
+    const result = await service.read(resource, idOf(request), query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request)))
   }
 }
 
 function createHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function createResource (request, reply) {
+    const service = await requestServices(context, request)
     const query = readQuery(request.query as Query, resource, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, resource, 'create')
-    const result = await context.service.create(resource, input, query)
+    const result = await service.create(resource, input, query)
     const document = singleDocument(result, query, location(context, request))
     const self = (document.links as { self: string }).self
     return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(document)
@@ -100,17 +120,19 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
 
 function updateHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function updateResource (request, reply) {
+    const service = await requestServices(context, request)
     const id = idOf(request)
     const query = readQuery(request.query as Query, resource, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, resource, 'update', id)
-    const result = await context.service.update(resource, id, input, query)
+    const result = await service.update(resource, id, input, query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request)))
   }
 }
 
 function deleteHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function deleteResource (request, reply) {
-    await context.service.remove(resource, idOf(request))
+    const service = await requestServices(context, request)
+    await service.remove(resource, idOf(request))
     return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message: 'Object successfully deleted' }))
   }
 }

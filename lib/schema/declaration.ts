@@ -1,5 +1,6 @@
 import type { Static, TSchema, TObject } from '@sinclair/typebox'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
+import type { JsonApiContext, ResourceHooks } from './hooks.js'
 
 /**
  * A row as the repository reads it: column name → database value.
@@ -171,6 +172,10 @@ export interface ToOneForeignKeyDeclaration {
   readonly required?: boolean
   /** The foreign key may be null: clearing the relationship is allowed. Defaults to `!required`. */
   readonly nullable?: boolean
+  /** Never written by a client (403): the server sets it, in a `beforeCreate` hook say. */
+  readonly readOnly?: boolean
+  /** Written by a client only in a create body; every later change is a 403. */
+  readonly createOnly?: boolean
 }
 
 /**
@@ -186,6 +191,10 @@ export interface InverseDeclaration {
   readonly inverse: string
   /** Must be set in a create body. */
   readonly required?: boolean
+  /** Never written through this side (403): not in a body, not through its relationship or related route. */
+  readonly readOnly?: boolean
+  /** Written by a client only in a create body; every later change is a 403. */
+  readonly createOnly?: boolean
 }
 
 /** A many-to-many relationship through a join table. */
@@ -205,6 +214,10 @@ export interface ManyToManyDeclaration {
   }
   /** Must be set in a create body. */
   readonly required?: boolean
+  /** Never written by a client (403). */
+  readonly readOnly?: boolean
+  /** Written by a client only in a create body; every later change is a 403. */
+  readonly createOnly?: boolean
 }
 
 /**
@@ -223,8 +236,15 @@ export interface ManyToManyDeclaration {
  */
 export type RelationshipDeclaration = ToOneForeignKeyDeclaration | InverseDeclaration | ManyToManyDeclaration
 
+/** The attributes of a resource declaration, by public name. */
+export type AttributeDeclarations = Readonly<Record<string, AttributeDeclaration>>
+
+/** The relationships of a resource declaration, by public name. */
+export type RelationshipDeclarations = Readonly<Record<string, RelationshipDeclaration>>
+
 /**
- * The declaration of one resource type.
+ * The declaration of one resource type. `A` and `R` are its attributes and relationships as declared (they type the
+ * hooks), `C` the request context its hooks receive.
  *
  * @example
  * ```ts
@@ -241,7 +261,11 @@ export type RelationshipDeclaration = ToOneForeignKeyDeclaration | InverseDeclar
  * })
  * ```
  */
-export interface ResourceDeclaration {
+export interface ResourceDeclaration<
+  A extends AttributeDeclarations = AttributeDeclarations,
+  R extends RelationshipDeclarations = RelationshipDeclarations,
+  C = any,
+> {
   /** The JSON:API type name (`data.type`). */
   readonly type: string
   /** The collection path, e.g. `/users`. Defaults to `/<type>`. */
@@ -253,9 +277,9 @@ export interface ResourceDeclaration {
   /** Client-generated ids; `forbidden` by default. */
   readonly clientIds?: ClientIdPolicy
   /** The attributes, by public name. */
-  readonly attributes?: Readonly<Record<string, AttributeDeclaration>>
+  readonly attributes?: A
   /** The relationships, by public name. */
-  readonly relationships?: Readonly<Record<string, RelationshipDeclaration>>
+  readonly relationships?: R
   /**
    * Replaces the derived input schemas of `data.attributes`. Each must be a `Type.Object`; unknown members are
    * rejected unless the schema itself allows additional properties.
@@ -275,10 +299,33 @@ export interface ResourceDeclaration {
    * huge tables: the document then has no `count` and no `last` link.
    */
   readonly count?: boolean
+  /**
+   * The application's rules for this type: a `scope` that every read and write of the type obeys, wherever the type
+   * is reached, and hooks around its writes. See `docs/authorization.md`.
+   *
+   * @example
+   * ```ts
+   * hooks: {
+   *   scope: (context, where) => context.user === undefined ? where.none() : where.references('owner', context.user.id),
+   *   beforeCreate (input, { context }) {
+   *     input.relationships.owner ??= context.user.id
+   *   },
+   * }
+   * ```
+   */
+  readonly hooks?: ResourceHooks<A, R, C>
 }
 
+/** No attributes, or no relationships: what a declaration without them has. */
+export type NoDeclarations = Record<never, never>
+
+/** A resource declaration of any attributes, relationships and context: what the plugin accepts. */
+export type AnyResourceDeclaration = ResourceDeclaration<any, any, any>
+
 /**
- * Declares a resource. An identity function that gives the declaration its type, so editors complete and check it.
+ * Declares a resource. An identity function that gives the declaration its type, so editors complete and check it,
+ * and types its hooks from its attributes and relationships. The hooks' context is {@link JsonApiContext} (augment
+ * it once for the application), or the type given to {@link defineResourceFor}.
  *
  * @example
  * ```ts
@@ -294,6 +341,34 @@ export interface ResourceDeclaration {
  * })
  * ```
  */
-export function defineResource<const D extends ResourceDeclaration>(declaration: D): D {
+export function defineResource<
+  const A extends AttributeDeclarations = NoDeclarations,
+  const R extends RelationshipDeclarations = NoDeclarations,
+  C = JsonApiContext,
+> (declaration: ResourceDeclaration<A, R, C>): ResourceDeclaration<A, R, C> {
   return declaration
+}
+
+/**
+ * `defineResource` for hooks that receive the context type `C`: for applications (or parts of one) that do not
+ * augment {@link JsonApiContext}.
+ *
+ * @example
+ * ```ts
+ * interface TenantContext { readonly tenant: string }
+ * const define = defineResourceFor<TenantContext>()
+ * export const invoice = define({
+ *   type: 'invoice',
+ *   attributes: { tenant_id: { schema: Type.String(), hidden: true, readOnly: true } },
+ *   hooks: { scope: (context, where) => where.eq('tenant_id', context.tenant) },
+ * })
+ * ```
+ */
+export function defineResourceFor<C> () {
+  return function defineResourceWithContext<
+    const A extends AttributeDeclarations = NoDeclarations,
+    const R extends RelationshipDeclarations = NoDeclarations,
+  > (declaration: ResourceDeclaration<A, R, C>): ResourceDeclaration<A, R, C> {
+    return declaration
+  }
 }

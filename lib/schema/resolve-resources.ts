@@ -1,8 +1,8 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
-import type { AttributeDeclaration, RelationshipDeclaration, ResourceDeclaration } from './declaration.js'
+import type { AnyResourceDeclaration, AttributeDeclaration, RelationshipDeclaration } from './declaration.js'
 import { compileInput } from './compiled-input.js'
 import type {
-  RelationshipStorage, ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
+  RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
 } from './resolved.js'
 
 /** A resource declaration that cannot be served; thrown at registration. */
@@ -15,17 +15,18 @@ export class ResourceConfigError extends Error {
 }
 
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?$/
+const HOOKS = ['scope', 'beforeCreate', 'beforeUpdate', 'beforeDelete', 'beforeLink', 'afterCreate', 'afterUpdate', 'afterDelete'] as const
 const RESERVED_FIELDS = new Set(['id', 'type', 'links', 'relationships'])
 
 /**
  * Resolves the declarations into an immutable resource graph: every default applied, every reference checked,
  * input schemas derived and compiled. Throws a {@link ResourceConfigError} naming the resource and field at fault.
  */
-export function resolveResources (declarations: readonly ResourceDeclaration[]): ResourceGraph {
+export function resolveResources (declarations: readonly AnyResourceDeclaration[]): ResourceGraph {
   if (!Array.isArray(declarations) || declarations.length === 0) {
     throw new ResourceConfigError('(none)', undefined, 'the `resources` option must be a non-empty array')
   }
-  const byType = new Map<string, ResourceDeclaration>()
+  const byType = new Map<string, AnyResourceDeclaration>()
   const paths = new Map<string, string>()
   for (const declaration of declarations) {
     const type = declaration?.type
@@ -58,7 +59,7 @@ export function resolveResources (declarations: readonly ResourceDeclaration[]):
   })
 }
 
-function resolvePath (declaration: ResourceDeclaration): string {
+function resolvePath (declaration: AnyResourceDeclaration): string {
   const path = declaration.path ?? `/${declaration.type}`
   if (!/^\/[A-Za-z0-9_\-./]*[A-Za-z0-9_-]$/.test(path) || path.includes('//') || path.includes(':')) {
     throw new ResourceConfigError(declaration.type, undefined, `the path '${path}' must start with '/' and not end with '/'`)
@@ -66,7 +67,7 @@ function resolvePath (declaration: ResourceDeclaration): string {
   return path
 }
 
-function resolveResource (declaration: ResourceDeclaration, byType: ReadonlyMap<string, ResourceDeclaration>): ResolvedResource {
+function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyMap<string, AnyResourceDeclaration>): ResolvedResource {
   const type = declaration.type
   const idKind = declaration.id?.kind ?? 'integer'
   if (idKind !== 'integer' && idKind !== 'uuid') {
@@ -77,11 +78,11 @@ function resolveResource (declaration: ResourceDeclaration, byType: ReadonlyMap<
     throw new ResourceConfigError(type, 'clientIds', `unknown policy '${String(clientIds)}'`)
   }
   const attributes = new Map<string, ResolvedAttribute>()
-  for (const [name, attribute] of Object.entries(declaration.attributes ?? {})) {
+  for (const [name, attribute] of Object.entries(declaration.attributes ?? {}) as Array<[string, AttributeDeclaration]>) {
     attributes.set(name, resolveAttribute(type, name, attribute))
   }
   const relationships = new Map<string, ResolvedRelationship>()
-  for (const [name, relationship] of Object.entries(declaration.relationships ?? {})) {
+  for (const [name, relationship] of Object.entries(declaration.relationships ?? {}) as Array<[string, RelationshipDeclaration]>) {
     checkFieldName(type, name)
     if (attributes.has(name)) throw new ResourceConfigError(type, name, 'is both an attribute and a relationship')
     relationships.set(name, resolveRelationship(declaration, name, relationship, byType))
@@ -90,6 +91,7 @@ function resolveResource (declaration: ResourceDeclaration, byType: ReadonlyMap<
   const updateSchema = closedObject(type, 'input.update', declaration.input?.update) ?? deriveInputSchema(attributes, 'update')
   const routes = declaration.routes ?? {}
   const idColumn = checkIdentifier(type, 'id', declaration.id?.column ?? 'id')
+  const hooks = resolveHooks(type, declaration.hooks)
   const pagination = declaration.pagination ?? {}
   for (const [key, value] of Object.entries(pagination)) {
     if (value !== undefined && (!Number.isInteger(value) || (value as number) < 1)) {
@@ -126,7 +128,21 @@ function resolveResource (declaration: ResourceDeclaration, byType: ReadonlyMap<
       createSchema,
       updateSchema,
     }),
+    hooks,
+    hasWriteHooks: HOOKS.some((name) => name !== 'scope' && hooks[name] !== undefined),
   })
+}
+
+function resolveHooks (type: string, hooks: AnyResourceDeclaration['hooks']): ResolvedHooks {
+  if (hooks === undefined) return Object.freeze({})
+  if (typeof hooks !== 'object' || hooks === null) throw new ResourceConfigError(type, 'hooks', 'must be an object of hook functions')
+  for (const [name, hook] of Object.entries(hooks)) {
+    if (!(HOOKS as readonly string[]).includes(name)) {
+      throw new ResourceConfigError(type, `hooks.${name}`, `is not a hook (${HOOKS.join(', ')})`)
+    }
+    if (hook !== undefined && typeof hook !== 'function') throw new ResourceConfigError(type, `hooks.${name}`, 'must be a function')
+  }
+  return Object.freeze({ ...hooks })
 }
 
 /** A user's input schema, closed to unknown members unless it says otherwise. */
@@ -198,10 +214,10 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
 }
 
 function resolveRelationship (
-  declaration: ResourceDeclaration,
+  declaration: AnyResourceDeclaration,
   name: string,
   relationship: RelationshipDeclaration,
-  byType: ReadonlyMap<string, ResourceDeclaration>,
+  byType: ReadonlyMap<string, AnyResourceDeclaration>,
 ): ResolvedRelationship {
   const type = declaration.type
   if (relationship?.kind !== 'to-one' && relationship?.kind !== 'to-many') {
@@ -247,12 +263,20 @@ function resolveRelationship (
   } else {
     throw new ResourceConfigError(type, name, 'needs a `foreignKey`, an `inverse` or a `through` join table')
   }
+  const readOnly = relationship.readOnly ?? false
+  const createOnly = relationship.createOnly ?? false
+  if (readOnly && createOnly) throw new ResourceConfigError(type, name, 'is either `readOnly` or `createOnly`, not both')
+  if (readOnly && (relationship.required ?? false)) {
+    throw new ResourceConfigError(type, name, 'a read-only relationship cannot be `required` in a create body (a `beforeCreate` hook sets it)')
+  }
   return Object.freeze({
     name,
     ownerType: type,
     targetType: relationship.type,
     toMany: relationship.kind === 'to-many',
     required: relationship.required ?? false,
+    readOnly,
+    createOnly,
     storage: Object.freeze(storage),
   })
 }

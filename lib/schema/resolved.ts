@@ -1,6 +1,10 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
 import type { ClientIdPolicy, DerivedAttribute, FilterOperator, IdKind } from './declaration.js'
 import type { CompiledInput } from './compiled-input.js'
+import type { ResourceHooks } from './hooks.js'
+
+/** A resource's hooks, untyped (the declaration types them). */
+export type ResolvedHooks = ResourceHooks<any, any, any>
 
 /** The value formats the library converts between database and wire. */
 export type ValueFormat = 'date' | 'date-time' | 'integer' | 'json' | 'plain'
@@ -59,6 +63,10 @@ export interface ResolvedRelationship {
   readonly targetType: string
   readonly toMany: boolean
   readonly required: boolean
+  /** Never written by a client. */
+  readonly readOnly: boolean
+  /** Written by a client only in a create body. */
+  readonly createOnly: boolean
   readonly storage: RelationshipStorage
 }
 
@@ -97,6 +105,10 @@ export interface ResolvedResource {
     readonly delete: boolean
   }
   readonly inputs: ResourceInputs
+  /** The application's hooks (empty when none are declared). */
+  readonly hooks: ResolvedHooks
+  /** Whether a write hook (`before*`/`after*`) is declared: writes then run in a transaction. */
+  readonly hasWriteHooks: boolean
 }
 
 /** All resources, resolved once at registration. */

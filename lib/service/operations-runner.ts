@@ -3,8 +3,8 @@ import type { Operation, OperationRef } from '../request/read-operations.js'
 import { readResourceObject } from '../request/read-resource-document.js'
 import { readLinkage } from '../request/read-linkage.js'
 import { pageNode, queryTree } from '../query/query-tree.js'
-import { JsonApiError, type ErrorObject } from '../errors/json-api-error.js'
 import { jsonApiError } from '../errors/error-codes.js'
+import { relocateError } from '../errors/relocate-error.js'
 import type { ResourceService } from './resource-service.js'
 import { RelationshipService } from './relationship-service.js'
 import type { ResultSet } from './result-set.js'
@@ -64,11 +64,10 @@ class LidTable {
 }
 
 /**
- * Adds the operation to an error: pointers into the request (`/atomic:operations/<i>/…`), and `meta` with the
- * operation's index, op, ref and data summary.
+ * Adds the operation to an error: pointers into the request (`/atomic:operations/<i>/…`, where a service or a hook
+ * pointed into the resource document `/data/…`), and `meta` with the operation's index, op, ref and data summary.
  */
 function locate (error: unknown, operation: Operation): unknown {
-  if (!(error instanceof JsonApiError)) return error
   const data = isObject(operation.data) ? operation.data : undefined
   const meta: Record<string, unknown> = { operation: operation.index, op: operation.op }
   if (operation.ref !== undefined) {
@@ -79,19 +78,12 @@ function locate (error: unknown, operation: Operation): unknown {
     meta.data = { type: data.type, ...(data.id === undefined ? {} : { id: data.id }), ...(data.lid === undefined ? {} : { lid: data.lid }) }
   }
   const fallback = operation.ref !== undefined ? `${operation.base}/ref` : `${operation.base}/data`
-  const errors = error.errors.map((item: ErrorObject) => {
+  return relocateError(error, (item) => {
+    if (item.source?.parameter !== undefined) return { source: item.source, meta }
     const pointer = item.source?.pointer
     const located = pointer === undefined ? fallback : pointer.startsWith('/atomic:operations') ? pointer : `${operation.base}${pointer}`
-    return {
-      status: Number(item.status),
-      code: item.code,
-      title: item.title,
-      detail: item.detail,
-      source: item.source?.parameter === undefined ? { ...item.source, pointer: located } : item.source,
-      meta: { ...(item.meta ?? {}), ...meta },
-    }
+    return { source: { ...item.source, pointer: located }, meta }
   })
-  return new JsonApiError(errors.map((item) => ({ ...item, headers: error.headers })))
 }
 
 /**
@@ -102,8 +94,8 @@ function locate (error: unknown, operation: Operation): unknown {
  * @returns one result per operation: the resource of an add or update, `null` for a remove or relationship operation
  */
 export function runOperations (graph: ResourceGraph, service: ResourceService, operations: readonly Operation[]): Promise<Array<ResultSet | null>> {
-  return service.transaction(async (resources, repository) => {
-    const relationships = new RelationshipService(graph, resources, repository)
+  return service.transaction(async (resources) => {
+    const relationships = new RelationshipService(graph, resources)
     const lids = new LidTable()
     const results: Array<ResultSet | null> = []
     for (const operation of operations) {
@@ -126,7 +118,7 @@ async function runOne (operation: Operation, resources: ResourceService, relatio
   if (ref?.relationship !== undefined) {
     const relationship = ref.relationship
     const ownerId = refId(ref, lids)
-    const input = { relationship, ids: readLinkage(lids.linkage(operation.data, '/data'), relationship, '/data'), pointer: '/data' }
+    const input = { relationship, ids: readLinkage(lids.linkage(operation.data, '/data'), relationship, '/data'), pointer: '/data', member: '/data' }
     if (op === 'update') {
       await relationships.replace(ref.resource, ownerId, input)
     } else if (!relationship.toMany) {

@@ -1,37 +1,27 @@
 import type { Repository } from '../repository/repository.js'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
-import { andNode, linkedToNode, type FilterNode } from '../query/filter-nodes.js'
-import { queryTree, type QueryTree } from '../query/query-tree.js'
-import { isValidId } from '../schema/resource-id.js'
+import { linkedToNode } from '../query/filter-nodes.js'
+import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import { notFound, type ResourceService } from './resource-service.js'
-import { changeMembers, writeLinks } from './relationship-writes.js'
-import { loadIncluded } from './load-included.js'
+import type { ResourceService } from './resource-service.js'
+import { writeLinks } from './relationship-writes.js'
 import { explainStorageError } from './explain-storage-error.js'
-import { selectionOf } from './selection.js'
 import type { ResultSet } from './result-set.js'
-
-/** The rows linked to one owner through one of its relationships, ANDed with the client's filter. */
-function linkedQuery (owner: ResolvedResource, relationship: ResolvedRelationship, ownerId: string, query: QueryTree): QueryTree {
-  const linked: FilterNode = linkedToNode(owner, relationship, ownerId)
-  return queryTree({ ...query, filter: query.filter === undefined ? linked : andNode([linked, query.filter]) })
-}
 
 /**
  * The related-resource routes (`/<type>/<id>/<relationship>`) and relationship routes
- * (`/<type>/<id>/relationships/<relationship>`). Writes go through the same functions as the relationship writes
- * of a resource's PATCH, each request in one transaction.
+ * (`/<type>/<id>/relationships/<relationship>`) of one request. Reads and writes go through the request's resource
+ * service (and so its composer, scopes and hooks); writes share the functions of a resource's PATCH, each request in
+ * one transaction.
  */
 export class RelationshipService {
   readonly #graph: ResourceGraph
   readonly #resources: ResourceService
-  readonly #repository: Repository
 
-  constructor (graph: ResourceGraph, resources: ResourceService, repository: Repository) {
+  constructor (graph: ResourceGraph, resources: ResourceService) {
     this.#graph = graph
     this.#resources = resources
-    this.#repository = repository
   }
 
   /** One transaction; a storage failure is explained as a change of the owner's relationships. */
@@ -43,15 +33,11 @@ export class RelationshipService {
     }
   }
 
-  async #owner (repository: Repository, owner: ResolvedResource, ownerId: string): Promise<void> {
-    if (!isValidId(owner, ownerId) || (await repository.existingIds(owner, [ownerId])).size === 0) throw notFound(owner, ownerId)
-  }
-
-  /** The id of the resource a to-one relationship links to; 404 when it links to none. */
-  async #relatedId (repository: Repository, owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship): Promise<string> {
-    await this.#owner(repository, owner, ownerId)
+  /** The id of the resource a to-one relationship links to (that the request can see); 404 when none. */
+  async #relatedId (resources: ResourceService, repository: Repository, owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship): Promise<string> {
+    await resources.assertVisible(owner, ownerId)
     const target = this.#graph.getResource(relationship.targetType)
-    const [related] = await repository.findRelated(owner, relationship, target, [ownerId], [])
+    const [related] = await repository.findRelated(owner, relationship, [ownerId], resources.composer.related(target, []))
     if (related === undefined) {
       throw jsonApiError('FJA_RESOURCE_NOT_FOUND', { detail: `'${owner.type}' '${ownerId}' has no '${relationship.name}'` })
     }
@@ -64,18 +50,10 @@ export class RelationshipService {
    */
   async readRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, query: QueryTree): Promise<ResultSet> {
     const target = this.#graph.getResource(relationship.targetType)
-    const repository = this.#repository
-    await this.#owner(repository, owner, ownerId)
-    if (relationship.toMany) return this.#resources.list(target, linkedQuery(owner, relationship, ownerId, query))
-    const rows = await repository.findMany(target, {
-      columns: selectionOf(target, query.fields.get(target.type)).columns,
-      filter: linkedToNode(owner, relationship, ownerId),
-      sort: [],
-      limit: 1,
-      offset: 0,
-    })
-    const primary = rows.map((row) => ({ resource: target, id: String(row[target.idColumn]), row }))
-    return loadIncluded(repository, this.#graph, primary, query)
+    await this.#resources.assertVisible(owner, ownerId)
+    const linked = linkedToNode(owner, relationship, ownerId)
+    if (relationship.toMany) return this.#resources.list(target, query, linked)
+    return this.#resources.list(target, queryTree({ ...query, page: pageNode(1, 1) }), linked, false)
   }
 
   /** `GET /<type>/<id>/relationships/<relationship>`: the linkage (to-many: a page of it, with the count). */
@@ -91,36 +69,45 @@ export class RelationshipService {
 
   /** `POST` / `DELETE /<type>/<id>/relationships/<to-many>`: adds or removes members. */
   changeMembers (owner: ResolvedResource, ownerId: string, input: LinkageInput, mode: 'add' | 'remove'): Promise<void> {
-    return this.#write(owner, async (_resources, repository) => {
-      await this.#owner(repository, owner, ownerId)
-      await changeMembers(repository, this.#graph, owner, ownerId, input, mode)
-    })
+    return this.#resources.changeMembers(owner, ownerId, input, mode)
   }
 
   /**
    * `POST /<type>/<id>/<relationship>`: creates a resource of the related type and links it to the owner — added to
-   * a to-many, replacing the link of a to-one.
+   * a to-many, replacing the link of a to-one. A change of the owner's relationship: its write rules and `beforeLink`
+   * apply (with the id of the resource just created), as the created type's `beforeCreate` does.
    */
   createRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, input: ResourceInput, query: QueryTree): Promise<ResultSet> {
     const target = this.#graph.getResource(relationship.targetType)
     return this.#write(owner, async (resources, repository) => {
-      await this.#owner(repository, owner, ownerId)
+      await resources.assertVisible(owner, ownerId)
       const storage = relationship.storage
+      const inverse = storage.kind === 'inverse' ? target.relationships.get(storage.inverseName) as ResolvedRelationship : undefined
+      if (relationship.readOnly || inverse?.readOnly === true || (inverse?.createOnly === true && !relationship.toMany)) {
+        throw jsonApiError('FJA_READ_ONLY_RELATIONSHIP', {
+          detail: `'${owner.type}.${relationship.name}' cannot be written: create the '${target.type}' at its own path instead`,
+          source: { pointer: '/data' },
+        })
+      }
       let relationships = input.relationships
-      if (storage.kind === 'inverse') {
-        const inverse = target.relationships.get(storage.inverseName) as ResolvedRelationship
-        const pointer = `/data/relationships/${inverse.name}/data`
+      if (storage.kind === 'inverse' && inverse !== undefined) {
+        const member = `/data/relationships/${inverse.name}`
         const given = relationships.find((item) => item.relationship.storage.kind === 'foreign-key' && item.relationship.storage.column === storage.column)
         if (given !== undefined && (given.ids?.length !== 1 || given.ids[0] !== ownerId)) {
           throw jsonApiError('FJA_ID_CONFLICT', { detail: `'${given.relationship.name}' must be '${owner.type}' '${ownerId}' of the URL`, source: { pointer: given.pointer } })
         }
-        if (!relationship.toMany) await writeLinks(repository, this.#graph, owner, ownerId, [{ relationship, ids: [], pointer: '/data' }])
-        relationships = [...relationships.filter((item) => item !== given), { relationship: inverse, ids: [ownerId], pointer }]
+        if (!relationship.toMany) await writeLinks(repository, this.#graph, resources.composer, owner, ownerId, [{ relationship, ids: [], pointer: '/data', member: '/data' }])
+        relationships = [...relationships.filter((item) => item !== given), { relationship: inverse, ids: [ownerId], pointer: `${member}/data`, member }]
       }
       const created = await resources.create(target, { ...input, relationships }, queryTree({ page: query.page }))
       const id = created.primary[0].id
-      if (storage.kind === 'join') await repository.addLinks(owner, relationship, target, ownerId, [id])
-      if (storage.kind === 'foreign-key') await resources.replaceLinkage(owner, ownerId, [{ relationship, ids: [id], pointer: '/data' }])
+      const link = { relationship, ids: [id], pointer: '/data', member: '/data' }
+      if (storage.kind === 'foreign-key') {
+        await resources.replaceLinkage(owner, ownerId, [link])
+      } else {
+        await resources.beforeLinks(owner, ownerId, [link], relationship.toMany ? 'add' : 'replace')
+        if (storage.kind === 'join') await repository.addLinks(resources.composer.target(owner, ownerId), relationship, resources.composer.links(target, [id]))
+      }
       return resources.read(target, id, query)
     })
   }
@@ -129,7 +116,7 @@ export class RelationshipService {
   updateRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, read: (relatedId: string) => ResourceInput, query: QueryTree): Promise<ResultSet> {
     const target = this.#graph.getResource(relationship.targetType)
     return this.#write(owner, async (resources, repository) => {
-      const relatedId = await this.#relatedId(repository, owner, ownerId, relationship)
+      const relatedId = await this.#relatedId(resources, repository, owner, ownerId, relationship)
       return resources.update(target, relatedId, read(relatedId), query)
     })
   }
@@ -138,7 +125,7 @@ export class RelationshipService {
   deleteRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship): Promise<void> {
     const target = this.#graph.getResource(relationship.targetType)
     return this.#write(owner, async (resources, repository) => {
-      await resources.remove(target, await this.#relatedId(repository, owner, ownerId, relationship))
+      await resources.remove(target, await this.#relatedId(resources, repository, owner, ownerId, relationship))
     })
   }
 }

@@ -3,11 +3,39 @@ import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../s
 import type { LinkageInput } from '../request/read-resource-document.js'
 import { isValidId } from '../schema/resource-id.js'
 import { jsonApiError } from '../errors/error-codes.js'
+import type { QueryComposer } from './query-composer.js'
 
 /**
  * The relationship rules every write shares — PATCH and POST of a resource, the relationship routes, the related
- * routes and (later) atomic operations — so each rule is written once.
+ * routes and atomic operations — so each rule is written once.
  */
+
+/**
+ * Whether a client may write the relationships: a read-only one never, a create-only one only in a create body, and
+ * an inverse one (stored in the related rows' foreign key) only when that foreign key's own relationship may change.
+ * Refused → 403 pointing at the relationship.
+ */
+export function checkWritable (graph: ResourceGraph, inputs: readonly LinkageInput[], phase: 'create' | 'update'): void {
+  for (const { relationship, member } of inputs) {
+    if (relationship.readOnly || (phase === 'update' && relationship.createOnly)) {
+      throw jsonApiError('FJA_READ_ONLY_RELATIONSHIP', {
+        detail: relationship.readOnly
+          ? `the relationship '${relationship.name}' cannot be written`
+          : `the relationship '${relationship.name}' is set when the resource is created and cannot change`,
+        source: { pointer: member },
+      })
+    }
+    const storage = relationship.storage
+    if (storage.kind !== 'inverse') continue
+    const inverse = graph.getResource(relationship.targetType).relationships.get(storage.inverseName) as ResolvedRelationship
+    if (inverse.readOnly || inverse.createOnly) {
+      throw jsonApiError('FJA_READ_ONLY_RELATIONSHIP', {
+        detail: `'${relationship.name}' is stored as '${inverse.ownerType}.${inverse.name}', which cannot change once a '${inverse.ownerType}' exists`,
+        source: { pointer: member },
+      })
+    }
+  }
+}
 
 /**
  * The rules of linkage that need no query: clearing a required to-one is a 422 naming the relationship, and two
@@ -32,12 +60,17 @@ export function checkLinkRules (inputs: readonly LinkageInput[]): void {
   }
 }
 
-/** Every related id must exist: one query per relationship; a missing one is a 404 pointing at its identifier. */
-export async function checkTargetsExist (repository: Repository, graph: ResourceGraph, inputs: readonly LinkageInput[]): Promise<void> {
+/**
+ * Every related id must exist and be visible to the request: one query per relationship; a missing one is a 404
+ * pointing at its identifier.
+ */
+export async function checkTargetsExist (repository: Repository, graph: ResourceGraph, composer: QueryComposer, inputs: readonly LinkageInput[]): Promise<void> {
   for (const { relationship, ids, pointer } of inputs) {
     if (ids === null || ids.length === 0) continue
     const target = graph.getResource(relationship.targetType)
-    const existing = await repository.existingIds(target, ids.filter((id) => isValidId(target, id)))
+    const valid = ids.filter((id) => isValidId(target, id))
+    const rows = valid.length === 0 ? [] : await repository.findMany(composer.existing(target, valid))
+    const existing = new Set(rows.map((row) => String(row[target.idColumn])))
     const missing = ids.findIndex((id) => !existing.has(id))
     if (missing >= 0) {
       throw jsonApiError('FJA_RELATED_NOT_FOUND', {
@@ -48,23 +81,17 @@ export async function checkTargetsExist (repository: Repository, graph: Resource
   }
 }
 
-/** {@link checkLinkRules} and {@link checkTargetsExist}. */
-export async function checkTargets (repository: Repository, graph: ResourceGraph, inputs: readonly LinkageInput[]): Promise<void> {
-  checkLinkRules(inputs)
-  await checkTargetsExist(repository, graph, inputs)
-}
-
 /**
  * The rows a write of foreign keys needs (to guard the write in the same statement), or undefined when an id
  * cannot exist at all (then {@link checkTargetsExist} answers the 404 without a write).
  */
-export function foreignKeyGuards (graph: ResourceGraph, inputs: readonly LinkageInput[]): RequiredRow[] | undefined {
+export function foreignKeyGuards (graph: ResourceGraph, composer: QueryComposer, inputs: readonly LinkageInput[]): RequiredRow[] | undefined {
   const guards: RequiredRow[] = []
   for (const { relationship, ids } of inputs) {
     if (relationship.storage.kind !== 'foreign-key' || ids === null || ids.length === 0) continue
     const target = graph.getResource(relationship.targetType)
     if (!isValidId(target, ids[0])) return undefined
-    guards.push({ resource: target, id: ids[0] })
+    guards.push(composer.required(target, ids[0]))
   }
   return guards
 }
@@ -99,22 +126,26 @@ async function guardUnlink (relationship: ResolvedRelationship, target: Resolved
 }
 
 /**
- * Writes relationships stored outside the owner's row, replacing each whole set (a to-one: its one link). A link
- * the storage cannot drop because the related row requires its owner is a 422 naming the relationship.
+ * Writes relationships stored outside the owner's row, replacing each whole set (a to-one: its one link) among the
+ * related rows the request can see. A link the storage cannot drop because the related row requires its owner is a
+ * 422 naming the relationship.
  */
-export async function writeLinks (repository: Repository, graph: ResourceGraph, owner: ResolvedResource, ownerId: string, inputs: readonly LinkageInput[]): Promise<void> {
+export async function writeLinks (repository: Repository, graph: ResourceGraph, composer: QueryComposer, owner: ResolvedResource, ownerId: string, inputs: readonly LinkageInput[]): Promise<void> {
   for (const { relationship, ids, pointer } of inputs) {
     const target = graph.getResource(relationship.targetType)
-    await guardUnlink(relationship, target, pointer, () => repository.replaceLinks(owner, relationship, target, ownerId, ids ?? []))
+    await guardUnlink(relationship, target, pointer, () => repository.replaceLinks(composer.target(owner, ownerId), relationship, composer.links(target, ids ?? [])))
   }
 }
 
 /** Adds members to, or removes members from, a to-many relationship (members already linked, or not, are fine). */
-export async function changeMembers (repository: Repository, graph: ResourceGraph, owner: ResolvedResource, ownerId: string, input: LinkageInput, mode: 'add' | 'remove'): Promise<void> {
+export async function changeMembers (repository: Repository, graph: ResourceGraph, composer: QueryComposer, owner: ResolvedResource, ownerId: string, input: LinkageInput, mode: 'add' | 'remove'): Promise<void> {
   const { relationship, ids, pointer } = input
   const target = graph.getResource(relationship.targetType)
-  await checkTargets(repository, graph, [input])
+  checkLinkRules([input])
+  await checkTargetsExist(repository, graph, composer, [input])
+  const links = composer.links(target, ids ?? [])
+  const ownerTarget = composer.target(owner, ownerId)
   await guardUnlink(relationship, target, pointer, () => mode === 'add'
-    ? repository.addLinks(owner, relationship, target, ownerId, ids ?? [])
-    : repository.removeLinks(owner, relationship, target, ownerId, ids ?? []))
+    ? repository.addLinks(ownerTarget, relationship, links)
+    : repository.removeLinks(ownerTarget, relationship, links))
 }

@@ -1,7 +1,9 @@
-import type { QueryTree } from '../query/query-tree.js'
+import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
+import type { FilterNode } from '../query/filter-nodes.js'
 import { StorageError, type Repository, type RequiredRow } from '../repository/repository.js'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Row } from '../schema/declaration.js'
+import type { ExistingResourceEvent, StoredResource } from '../schema/hooks.js'
 import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
@@ -10,8 +12,15 @@ import type { JsonApiError } from '../errors/json-api-error.js'
 import { loadIncluded } from './load-included.js'
 import { explainStorageError, type WriteContext } from './explain-storage-error.js'
 import type { ResultSet } from './result-set.js'
+import type { QueryComposer } from './query-composer.js'
 import { selectionOf } from './selection.js'
-import { checkLinkRules, checkTargetsExist, foreignKeyGuards, foreignKeyValues, isStoredElsewhere, writeLinks } from './relationship-writes.js'
+import { allColumns, fromHookInput, hookInput, pointUnlocated, storedResource } from './write-hooks.js'
+import {
+  changeMembers, checkLinkRules, checkTargetsExist, checkWritable, foreignKeyGuards, foreignKeyValues, isStoredElsewhere, writeLinks,
+} from './relationship-writes.js'
+
+/** A query with every field and nothing included. */
+const PLAIN_QUERY = queryTree({ page: pageNode(1, 0) })
 
 /**
  * The only client values a read binds are filter values (ids and page numbers are checked first): a value the
@@ -28,73 +37,97 @@ async function filterValuesFit<T> (read: Promise<T>): Promise<T> {
   }
 }
 
-/** The 404 of a resource that does not exist. */
+/** The 404 of a resource that does not exist, or that the request may not see. */
 export function notFound (resource: ResolvedResource, id: string): JsonApiError {
   return jsonApiError('FJA_RESOURCE_NOT_FOUND', { detail: `no '${resource.type}' with id '${id}'` })
 }
 
+/** The attributes a client sent that the server writes: read-only ones (accepted by a custom input schema) are not. */
+function writableAttributes (resource: ResolvedResource, attributes: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const writable: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(attributes)) {
+    if (resource.attributes.get(name)?.readOnly !== true) writable[name] = value
+  }
+  return writable
+}
+
 /**
- * The JSON:API semantics of resources, above storage: existence, conflicts, defaults, relationship writes and
- * transactions. Routes and (later) the operations endpoint call these functions, so every rule is written once.
+ * The JSON:API semantics of resources, above storage, for one request: existence, conflicts, defaults, relationship
+ * writes, the application's hooks and transactions. Every read and write is composed by the request's
+ * {@link QueryComposer}, so the scope of every type it reaches applies. Routes and the operations endpoint call these
+ * functions, so every rule is written once.
  */
 export class ResourceService {
   readonly #graph: ResourceGraph
   readonly #repository: Repository
+  readonly #composer: QueryComposer
 
-  constructor (graph: ResourceGraph, repository: Repository) {
+  constructor (graph: ResourceGraph, repository: Repository, composer: QueryComposer) {
     this.#graph = graph
     this.#repository = repository
+    this.#composer = composer
   }
 
-  /** A page of a collection, its count, and its includes. */
-  async list (resource: ResolvedResource, query: QueryTree): Promise<ResultSet> {
-    const { size, number } = query.page
-    const selection = selectionOf(resource, query.fields.get(resource.type))
+  /** The request's composer. */
+  get composer (): QueryComposer {
+    return this.#composer
+  }
+
+  /**
+   * A page of a collection, its count, and its includes. `extra` narrows the collection further (the link to the
+   * owner of a related collection).
+   *
+   * @param counted count the collection (the resource's `count` setting by default)
+   */
+  async list (resource: ResolvedResource, query: QueryTree, extra?: FilterNode, counted = resource.count): Promise<ResultSet> {
+    const { size } = query.page
     // Without a count, one row more than the page tells whether a next page exists.
-    const probe = !resource.count && size > 0 ? 1 : 0
+    const probe = !counted && size > 0 ? 1 : 0
+    const layer = this.#composer.collection(resource, query, extra, probe)
     const repository = this.#repository
     const [found, count] = await filterValuesFit(Promise.all([
-      Promise.resolve().then(() => repository.findMany(resource, {
-        columns: selection.columns,
-        filter: query.filter,
-        sort: query.sort,
-        limit: size === 0 ? undefined : size + probe,
-        offset: size === 0 ? 0 : (number - 1) * size,
-      })),
-      resource.count ? Promise.resolve().then(() => repository.count(resource, query.filter)) : undefined,
+      Promise.resolve().then(() => repository.findMany(layer)),
+      counted ? Promise.resolve().then(() => repository.count(layer)) : undefined,
     ]))
     const rows = probe === 1 && found.length > size ? found.slice(0, size) : found
     const primary = rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
-    return loadIncluded(this.#repository, this.#graph, primary, query, { count, hasMore: count === undefined ? found.length > rows.length : undefined })
+    return loadIncluded(repository, resource, primary, layer.include, { count, hasMore: count === undefined ? found.length > rows.length : undefined })
   }
 
-  /** One resource and its includes; 404 when it does not exist. */
-  read (resource: ResolvedResource, id: string, query: QueryTree): Promise<ResultSet> {
-    return this.#read(this.#repository, resource, id, query)
-  }
-
-  async #read (repository: Repository, resource: ResolvedResource, id: string, query: QueryTree): Promise<ResultSet> {
+  /** One resource and its includes; 404 when it does not exist or the request may not see it. */
+  async read (resource: ResolvedResource, id: string, query: QueryTree): Promise<ResultSet> {
     if (!isValidId(resource, id)) throw notFound(resource, id)
-    const row = await repository.findById(resource, id, this.#columns(resource, query))
+    const layer = this.#composer.detail(resource, id, query)
+    const [row] = await this.#repository.findMany(layer)
     if (row === undefined) throw notFound(resource, id)
-    return loadIncluded(repository, this.#graph, [{ resource, id: String(row[resource.idColumn]), row }], query)
+    return loadIncluded(this.#repository, resource, [{ resource, id: String(row[resource.idColumn]), row }], layer.include)
+  }
+
+  /** Whether the request can see the resource; 404 when not. */
+  async assertVisible (resource: ResolvedResource, id: string): Promise<void> {
+    if (!isValidId(resource, id) || (await this.#repository.findMany(this.#composer.existing(resource, [id]))).length === 0) {
+      throw notFound(resource, id)
+    }
   }
 
   /**
    * Creates a resource with its relationships and returns it as stored. A create that is one statement (attributes
-   * and foreign keys of its own row) runs as that statement; one that also links rows elsewhere runs in a
-   * transaction.
+   * and foreign keys of its own row, no hooks) runs as that statement; one that also links rows elsewhere, or whose
+   * type has write hooks, runs in a transaction.
    */
-  create (resource: ResolvedResource, input: ResourceInput, query: QueryTree, base = '/data'): Promise<ResultSet> {
+  create (resource: ResolvedResource, sent: ResourceInput, query: QueryTree, base = '/data'): Promise<ResultSet> {
     const context: WriteContext = { resource, action: 'create', base }
-    const elsewhere = input.relationships.filter(isStoredElsewhere)
-    return this.#write(context, elsewhere.length > 0, async (repository) => {
-      if (input.id !== undefined && !isValidId(resource, input.id)) {
-        throw jsonApiError('FJA_VALIDATION', { detail: `'${input.id}' is not a valid '${resource.type}' id`, source: { pointer: `${base}/id` } })
+    const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere)
+    return this.#write(context, several, async (service, repository) => {
+      if (sent.id !== undefined && !isValidId(resource, sent.id)) {
+        throw jsonApiError('FJA_VALIDATION', { detail: `'${sent.id}' is not a valid '${resource.type}' id`, source: { pointer: `${base}/id` } })
       }
+      checkWritable(this.#graph, sent.relationships, 'create')
+      const input = await service.#beforeCreate(resource, { ...sent, attributes: writableAttributes(resource, sent.attributes) }, base)
+      if (input.id !== undefined && !isValidId(resource, input.id)) throw new Error(`fastify-jsonapi: the beforeCreate hook of '${resource.type}' set an invalid id '${input.id}'`)
       const values: Record<string, unknown> = {}
       for (const attribute of resource.attributes.values()) {
-        if (attribute.column === undefined || attribute.readOnly) continue
+        if (attribute.column === undefined) continue
         if (Object.prototype.hasOwnProperty.call(input.attributes, attribute.name)) {
           values[attribute.column] = writeValue(attribute, input.attributes[attribute.name])
         } else if (attribute.hasDefault) {
@@ -103,49 +136,125 @@ export class ResourceService {
         }
       }
       const own = input.relationships.filter((link) => !isStoredElsewhere(link))
+      const elsewhere = input.relationships.filter(isStoredElsewhere)
       checkLinkRules(own)
-      await checkTargetsExist(repository, this.#graph, elsewhere)
+      await checkTargetsExist(repository, this.#graph, this.#composer, elsewhere)
       Object.assign(values, foreignKeyValues(own))
-      const row = await this.#guarded(repository, own, (guards) => repository.insert(resource, values, input.id, this.#columns(resource, query), guards))
+      const columns = service.#writeColumns(resource, query, resource.hooks.afterCreate !== undefined)
+      const row = await service.#guarded(own, (guards) => repository.insert(resource, values, input.id, columns, guards))
       if (row === undefined) throw jsonApiError('FJA_RELATED_NOT_FOUND', { detail: 'a related resource was deleted while this one was created', source: { pointer: `${base}/relationships` } })
       const id = String(row[resource.idColumn])
-      await writeLinks(repository, this.#graph, resource, id, elsewhere)
-      return loadIncluded(repository, this.#graph, [{ resource, id, row }], query)
+      await writeLinks(repository, this.#graph, this.#composer, resource, id, elsewhere)
+      await resource.hooks.afterCreate?.(storedResource(resource, id, row), { context: this.#composer.context, type: resource.type })
+      return loadIncluded(repository, resource, [{ resource, id, row }], this.#composer.includes(resource, query.include, query))
     })
   }
 
+  async #beforeCreate (resource: ResolvedResource, input: ResourceInput, base: string): Promise<ResourceInput> {
+    const hook = resource.hooks.beforeCreate
+    if (hook === undefined) return input
+    const before = hookInput(input)
+    const draft = hookInput(input)
+    const returned = await hook.call(resource.hooks, draft, { context: this.#composer.context, type: resource.type })
+    return fromHookInput(resource, 'beforeCreate', input, before, returned ?? draft, base)
+  }
+
   /** Updates the attributes and relationships sent, and returns the resource as stored. */
-  update (resource: ResolvedResource, id: string, input: ResourceInput, query: QueryTree, base = '/data'): Promise<ResultSet> {
+  update (resource: ResolvedResource, id: string, sent: ResourceInput, query: QueryTree, base = '/data'): Promise<ResultSet> {
     const context: WriteContext = { resource, action: 'update', base }
-    return this.#write(context, input.relationships.some(isStoredElsewhere), async (repository) => {
+    const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere)
+    return this.#write(context, several, async (service, repository) => {
+      if (!isValidId(resource, id)) throw notFound(resource, id)
+      checkWritable(this.#graph, sent.relationships, 'update')
+      let input: ResourceInput = { ...sent, attributes: writableAttributes(resource, sent.attributes) }
+      const hook = resource.hooks.beforeUpdate
+      if (hook !== undefined) {
+        const before = hookInput(input)
+        const draft = hookInput(input)
+        const returned = await hook.call(resource.hooks, draft, service.#existingEvent(resource, id))
+        input = fromHookInput(resource, 'beforeUpdate', input, before, returned ?? draft, base)
+      }
+      await service.beforeLinks(resource, id, input.relationships, 'replace')
       const values: Record<string, unknown> = {}
       for (const [name, value] of Object.entries(input.attributes)) {
         const attribute = resource.attributes.get(name)
-        if (attribute?.column !== undefined && !attribute.readOnly) values[attribute.column] = writeValue(attribute, value)
+        if (attribute?.column !== undefined) values[attribute.column] = writeValue(attribute, value)
       }
-      const row = await this.#link(repository, resource, id, input.relationships, values, this.#columns(resource, query))
-      return loadIncluded(repository, this.#graph, [{ resource, id: String(row[resource.idColumn]), row }], query)
+      const row = await service.#link(resource, id, input.relationships, values, service.#writeColumns(resource, query, resource.hooks.afterUpdate !== undefined))
+      await resource.hooks.afterUpdate?.(storedResource(resource, id, row), { context: this.#composer.context, type: resource.type })
+      return loadIncluded(repository, resource, [{ resource, id: String(row[resource.idColumn]), row }], this.#composer.includes(resource, query.include, query))
     })
   }
 
   /**
-   * Replaces the linkage of relationships of a resource (the relationship routes' PATCH), exactly as a PATCH of the
-   * resource does: the same checks, the same writes.
+   * Replaces the linkage of relationships of a resource (the relationship routes' PATCH, relationship operations,
+   * the link of a related route's create), exactly as a PATCH of the resource does: the same rules, the same hooks,
+   * the same writes.
    */
   async replaceLinkage (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[]): Promise<void> {
-    await this.#write({ resource, action: 'update', base: '/data' }, inputs.some(isStoredElsewhere), (repository) => this.#link(repository, resource, id, inputs, {}, []))
+    const several = resource.hasWriteHooks || inputs.some(isStoredElsewhere)
+    await this.#write({ resource, action: 'update', base: '/data' }, several, async (service) => {
+      if (!isValidId(resource, id)) throw notFound(resource, id)
+      checkWritable(this.#graph, inputs, 'update')
+      await service.beforeLinks(resource, id, inputs, 'replace')
+      await service.#link(resource, id, inputs, {}, [])
+    })
   }
 
-  /** Updates `values` and the relationships of an existing resource, and returns its row; 404 when it does not exist. */
-  async #link (repository: Repository, resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>, columns: readonly string[]): Promise<Row> {
-    if (!isValidId(resource, id)) throw notFound(resource, id)
+  /** Adds members to, or removes members from, a to-many relationship of a resource the request can see. */
+  changeMembers (resource: ResolvedResource, id: string, input: LinkageInput, mode: 'add' | 'remove'): Promise<void> {
+    return this.#write({ resource, action: 'link', base: '/data' }, true, async (service, repository) => {
+      await service.assertVisible(resource, id)
+      checkWritable(this.#graph, [input], 'update')
+      await service.beforeLinks(resource, id, [input], mode)
+      await changeMembers(repository, this.#graph, this.#composer, resource, id, input, mode)
+    })
+  }
+
+  /** Runs `beforeLink` for each relationship change; an error without a source points at the linkage. */
+  async beforeLinks (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], op: 'replace' | 'add' | 'remove'): Promise<void> {
+    const hook = resource.hooks.beforeLink
+    if (hook === undefined) return
+    for (const { relationship, ids, pointer } of inputs) {
+      try {
+        await hook.call(resource.hooks, { relationship: relationship.name, op, ids: ids === null ? null : [...ids] }, this.#existingEvent(resource, id))
+      } catch (error) {
+        throw pointUnlocated(error, pointer)
+      }
+    }
+  }
+
+  /** What the hooks of a change to an existing resource receive; `current` reads it within the scope. */
+  #existingEvent (resource: ResolvedResource, id: string): ExistingResourceEvent<any, unknown> {
+    return {
+      context: this.#composer.context,
+      type: resource.type,
+      id,
+      current: () => this.current(resource, id),
+    }
+  }
+
+  /** A resource as stored, every attribute read, within the scope; 404 when the request cannot see it. */
+  async current (resource: ResolvedResource, id: string): Promise<StoredResource<any>> {
+    const [row] = await this.#repository.findMany(this.#composer.detail(resource, id, PLAIN_QUERY, allColumns(resource)))
+    if (row === undefined) throw notFound(resource, id)
+    return storedResource(resource, id, row)
+  }
+
+  /**
+   * Updates `values` and the relationships of an existing resource the request can see, and returns its row; 404
+   * when there is none.
+   */
+  async #link (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>, columns: readonly string[]): Promise<Row> {
+    const repository = this.#repository
     const own = inputs.filter((link) => !isStoredElsewhere(link))
     const elsewhere = inputs.filter(isStoredElsewhere)
     checkLinkRules(own)
-    await checkTargetsExist(repository, this.#graph, elsewhere)
-    const row = await this.#guarded(repository, own, (guards) => repository.update(resource, id, { ...values, ...foreignKeyValues(own) }, columns, guards))
+    await checkTargetsExist(repository, this.#graph, this.#composer, elsewhere)
+    const target = this.#composer.target(resource, id)
+    const row = await this.#guarded(own, (guards) => repository.update(target, { ...values, ...foreignKeyValues(own) }, columns, guards))
     if (row === undefined) throw notFound(resource, id)
-    await writeLinks(repository, this.#graph, resource, id, elsewhere)
+    await writeLinks(repository, this.#graph, this.#composer, resource, id, elsewhere)
     return row
   }
 
@@ -154,40 +263,45 @@ export class ResourceService {
    * When the write does not happen, the targets are checked one by one for the precise 404 (pointing at the
    * identifier); if they all exist, the row itself was missing and the result is undefined.
    */
-  async #guarded (repository: Repository, own: readonly LinkageInput[], write: (guards: readonly RequiredRow[]) => Promise<Row | undefined>): Promise<Row | undefined> {
-    const guards = foreignKeyGuards(this.#graph, own)
-    if (guards === undefined) await checkTargetsExist(repository, this.#graph, own)
+  async #guarded (own: readonly LinkageInput[], write: (guards: readonly RequiredRow[]) => Promise<Row | undefined>): Promise<Row | undefined> {
+    const guards = foreignKeyGuards(this.#graph, this.#composer, own)
+    if (guards === undefined) await checkTargetsExist(this.#repository, this.#graph, this.#composer, own)
     const row = await write(guards ?? [])
-    if (row === undefined && guards !== undefined && guards.length > 0) await checkTargetsExist(repository, this.#graph, own)
+    if (row === undefined && guards !== undefined && guards.length > 0) await checkTargetsExist(this.#repository, this.#graph, this.#composer, own)
     return row
   }
 
-  #columns (resource: ResolvedResource, query: QueryTree): readonly string[] {
-    return selectionOf(resource, query.fields.get(resource.type)).columns
+  /** The columns a write returns: the response's fieldset, or every attribute's when an `after*` hook reads them. */
+  #writeColumns (resource: ResolvedResource, query: QueryTree, all: boolean): readonly string[] {
+    return all ? allColumns(resource) : selectionOf(resource, query.fields.get(resource.type)).columns
   }
 
   /**
-   * Runs `work` in one transaction with a service and a repository bound to it; nested writes join it. Used by the
-   * relationship routes and the operations endpoint to compose several writes all or nothing.
+   * Runs `work` in one transaction with a service and a repository bound to it (and the same request context); nested
+   * writes join it. Used by the relationship routes and the operations endpoint to compose several writes all or
+   * nothing.
    */
   transaction<T> (work: (service: ResourceService, repository: Repository) => Promise<T>): Promise<T> {
-    return this.#repository.transaction((repository) => work(new ResourceService(this.#graph, repository), repository))
+    return this.#repository.transaction((repository) => work(new ResourceService(this.#graph, repository, this.#composer), repository))
   }
 
-  /** Deletes a resource; 404 when it does not exist, 409 when storage refuses because others reference it. */
+  /** Deletes a resource; 404 when there is none the request can see, 409 when storage refuses because others reference it. */
   remove (resource: ResolvedResource, id: string): Promise<void> {
-    return this.#write({ resource, action: 'delete', base: '/data' }, false, async (repository) => {
-      if (!isValidId(resource, id) || !await repository.delete(resource, id)) throw notFound(resource, id)
+    return this.#write({ resource, action: 'delete', base: '/data' }, resource.hasWriteHooks, async (service, repository) => {
+      if (!isValidId(resource, id)) throw notFound(resource, id)
+      await resource.hooks.beforeDelete?.(service.#existingEvent(resource, id))
+      if (!await repository.delete(this.#composer.target(resource, id))) throw notFound(resource, id)
+      await resource.hooks.afterDelete?.({ context: this.#composer.context, type: resource.type, id })
     })
   }
 
   /**
-   * Runs a write: in a transaction when it takes several statements, as it is when it is one statement (atomic by
-   * itself; the reads before it only check what the database's own constraints check again).
+   * Runs a write: in a transaction when it takes several statements (or has hooks around it), as it is when it is
+   * one statement (atomic by itself; the reads before it only check what the database's own constraints check again).
    */
-  async #write<T> (context: WriteContext, several: boolean, work: (repository: Repository) => Promise<T>): Promise<T> {
+  async #write<T> (context: WriteContext, several: boolean, work: (service: ResourceService, repository: Repository) => Promise<T>): Promise<T> {
     try {
-      return await (several ? this.#repository.transaction(work) : work(this.#repository))
+      return await (several ? this.transaction(work) : work(this, this.#repository))
     } catch (error) {
       throw explainStorageError(error, context)
     }

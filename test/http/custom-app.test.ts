@@ -79,8 +79,6 @@ class FailingRepository implements Repository {
 
   findMany (...args: Parameters<Repository['findMany']>) { return this.#call('findMany', () => this.#inner.findMany(...args)) }
   count (...args: Parameters<Repository['count']>) { return this.#call('count', () => this.#inner.count(...args)) }
-  findById (...args: Parameters<Repository['findById']>) { return this.#call('findById', () => this.#inner.findById(...args)) }
-  existingIds (...args: Parameters<Repository['existingIds']>) { return this.#call('existingIds', () => this.#inner.existingIds(...args)) }
   findRelated (...args: Parameters<Repository['findRelated']>) { return this.#call('findRelated', () => this.#inner.findRelated(...args)) }
   insert (...args: Parameters<Repository['insert']>) { return this.#call('insert', () => this.#inner.insert(...args)) }
   update (...args: Parameters<Repository['update']>) { return this.#call('update', () => this.#inner.update(...args)) }

@@ -1,6 +1,6 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type { CompareNode, FilterNode, FilterNodeKind } from '../../query/filter-nodes.js'
+import type { CompareNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../query/filter-nodes.js'
 
 type Builder = ExpressionBuilder<any, any>
 type Compiled = Expression<SqlBool>
@@ -25,7 +25,20 @@ function column (alias: string, attribute: ResolvedAttribute): Expression<any> {
   return sql.ref(`${alias}.${attribute.column as string}`)
 }
 
-function compileCompare (eb: Builder, node: CompareNode, alias: string): Compiled {
+/** `= $1` for one id, `= any($1)` for several. */
+export function anyOf (values: readonly string[]): RawBuilder<unknown> {
+  return values.length === 1 ? sql`${values[0]}` : sql`any(${sql.val([...values])})`
+}
+
+/** One compilation: the builder, the resource and its alias, and the statement's alias counter. */
+interface Scope {
+  readonly eb: Builder
+  readonly owner: ResolvedResource
+  readonly alias: string
+  readonly aliases: AliasCounter
+}
+
+function compileCompare ({ eb, alias }: Scope, node: CompareNode): Compiled {
   const ref = column(alias, node.attribute)
   const value = node.value
   switch (node.op) {
@@ -83,41 +96,67 @@ function relatedScan (eb: Builder, relationship: ResolvedRelationship, owner: Re
     .where(sql.ref(`${join}.${storage.sourceKey}`), '=', sql.ref(`${outer}.${owner.idColumn}`))
 }
 
+/** The row's relationship links to one of the ids (to none when `null`), by linkage alone. */
+function compileReferences ({ eb, owner, alias, aliases }: Scope, node: ReferencesNode): Compiled {
+  const { storage } = node.relationship
+  if (node.ids !== null && node.ids.length === 0) return sql<boolean>`false`
+  if (storage.kind === 'foreign-key') {
+    const ref = sql.ref(`${alias}.${storage.column}`)
+    return node.ids === null ? eb(ref, 'is', null) : eb(ref, '=', anyOf(node.ids))
+  }
+  const other = aliases.take()
+  const [table, ownerKey, targetKey] = storage.kind === 'inverse'
+    ? [node.target.table, storage.column, node.target.idColumn]
+    : [storage.table, storage.sourceKey, storage.targetKey]
+  let scan = eb.selectFrom(`${table} as ${other}`)
+    .select(sql.lit(1).as('one'))
+    .where(sql.ref(`${other}.${ownerKey}`), '=', sql.ref(`${alias}.${owner.idColumn}`))
+  if (node.ids !== null) scan = scan.where(sql.ref(`${other}.${targetKey}`), '=', anyOf(node.ids))
+  return node.ids === null ? eb.not(eb.exists(scan)) : eb.exists(scan)
+}
+
+/** The compilers of every node kind, built once: a new kind does not compile until it has one. */
+const COMPILERS: { readonly [K in FilterNodeKind]: (scope: Scope, node: Extract<FilterNode, { kind: K }>) => Compiled } = {
+  compare: compileCompare,
+  'field-compare': ({ eb, alias }, node) => eb(column(alias, node.attribute), COMPARISONS[node.op], column(alias, node.other)),
+  custom: ({ eb, alias }, node) => node.operator.apply({ column: column(alias, node.attribute), value: node.value, eb }),
+  and: (scope, node) => node.items.length === 0 ? sql<boolean>`true` : scope.eb.and(node.items.map((child) => compileNode(scope, child))),
+  or: (scope, node) => node.items.length === 0 ? sql<boolean>`false` : scope.eb.or(node.items.map((child) => compileNode(scope, child))),
+  not: (scope, node) => scope.eb.not(compileNode(scope, node.item)),
+  constant: (_scope, node) => node.value ? sql<boolean>`true` : sql<boolean>`false`,
+  references: compileReferences,
+  exists: ({ eb, owner, alias, aliases }, node) => {
+    const inner = aliases.take()
+    let scan = relatedScan(eb, node.relationship, owner, node.target, alias, inner, aliases)
+    const where = node.where
+    if (where !== undefined) scan = scan.where((sub) => compileNode({ eb: sub, owner: node.target, alias: inner, aliases }, where))
+    return eb.exists(scan.select(sql.lit(1).as('one')))
+  },
+  'linked-to': ({ eb, owner, alias, aliases }, node) => {
+    const storage = node.relationship.storage
+    if (storage.kind === 'inverse') return eb(sql.ref(`${alias}.${storage.column}`), '=', node.ownerId)
+    const other = aliases.take()
+    if (storage.kind === 'join') {
+      return eb.exists(eb.selectFrom(`${storage.table} as ${other}`)
+        .select(sql.lit(1).as('one'))
+        .where(sql.ref(`${other}.${storage.targetKey}`), '=', sql.ref(`${alias}.${owner.idColumn}`))
+        .where(sql.ref(`${other}.${storage.sourceKey}`), '=', node.ownerId))
+    }
+    return eb.exists(eb.selectFrom(`${node.owner.table} as ${other}`)
+      .select(sql.lit(1).as('one'))
+      .where(sql.ref(`${other}.${storage.column}`), '=', sql.ref(`${alias}.${owner.idColumn}`))
+      .where(sql.ref(`${other}.${node.owner.idColumn}`), '=', node.ownerId))
+  },
+}
+
+function compileNode (scope: Scope, node: FilterNode): Compiled {
+  return (COMPILERS[node.kind] as (scope: Scope, node: FilterNode) => Compiled)(scope, node)
+}
+
 /**
  * Compiles a filter tree into a boolean expression over the resource aliased `alias`. Relationship filters become
  * `EXISTS` subqueries with aliases of their own; every value is a bound parameter.
  */
 export function compileFilter (eb: Builder, node: FilterNode, owner: ResolvedResource, alias: string, aliases: AliasCounter): Compiled {
-  const compilers: { [K in FilterNodeKind]: (node: Extract<FilterNode, { kind: K }>) => Compiled } = {
-    compare: (item) => compileCompare(eb, item, alias),
-    'field-compare': (item) => eb(column(alias, item.attribute), COMPARISONS[item.op], column(alias, item.other)),
-    custom: (item) => item.operator.apply({ column: column(alias, item.attribute), value: item.value, eb }),
-    and: (item) => item.items.length === 0 ? sql<boolean>`true` : eb.and(item.items.map((child) => compileFilter(eb, child, owner, alias, aliases))),
-    or: (item) => eb.or(item.items.map((child) => compileFilter(eb, child, owner, alias, aliases))),
-    not: (item) => eb.not(compileFilter(eb, item.item, owner, alias, aliases)),
-    exists: (item) => {
-      const inner = aliases.take()
-      let scan = relatedScan(eb, item.relationship, owner, item.target, alias, inner, aliases)
-      const where = item.where
-      if (where !== undefined) scan = scan.where((sub) => compileFilter(sub, where, item.target, inner, aliases))
-      return eb.exists(scan.select(sql.lit(1).as('one')))
-    },
-    'linked-to': (item) => {
-      const storage = item.relationship.storage
-      const target = owner
-      if (storage.kind === 'inverse') return eb(sql.ref(`${alias}.${storage.column}`), '=', item.ownerId)
-      const other = aliases.take()
-      if (storage.kind === 'join') {
-        return eb.exists(eb.selectFrom(`${storage.table} as ${other}`)
-          .select(sql.lit(1).as('one'))
-          .where(sql.ref(`${other}.${storage.targetKey}`), '=', sql.ref(`${alias}.${target.idColumn}`))
-          .where(sql.ref(`${other}.${storage.sourceKey}`), '=', item.ownerId))
-      }
-      return eb.exists(eb.selectFrom(`${item.owner.table} as ${other}`)
-        .select(sql.lit(1).as('one'))
-        .where(sql.ref(`${other}.${storage.column}`), '=', sql.ref(`${alias}.${target.idColumn}`))
-        .where(sql.ref(`${other}.${item.owner.idColumn}`), '=', item.ownerId))
-    },
-  }
-  return (compilers[node.kind] as (node: FilterNode) => Compiled)(node)
+  return compileNode({ eb, owner, alias, aliases }, node)
 }

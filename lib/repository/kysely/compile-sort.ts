@@ -1,22 +1,25 @@
-import { sql, type RawBuilder } from 'kysely'
+import { expressionBuilder, sql, type RawBuilder } from 'kysely'
 import type { ResolvedResource } from '../../schema/resolved.js'
 import type { SortNode } from '../../query/query-tree.js'
+import { compileFilter, type AliasCounter } from './compile-filter.js'
 
 /**
  * The expression a sort key orders by: the column itself, or, for a to-one path (`owner.name`), a correlated
- * scalar subquery per step, which never multiplies rows (rows without the related row sort as NULL).
+ * scalar subquery per step, which never multiplies rows (rows without the related row — or whose related row is
+ * outside the step's `where`, the target's scope — sort as NULL).
  */
-export function compileSort (node: SortNode, resource: ResolvedResource, alias: string): RawBuilder<unknown> {
+export function compileSort (node: SortNode, resource: ResolvedResource, alias: string, aliases: AliasCounter): RawBuilder<unknown> {
   const expression = (step: number, owner: ResolvedResource, outer: string): RawBuilder<unknown> => {
     if (step === node.path.length) return sql.ref(`${outer}.${node.attribute.column as string}`)
-    const { relationship, target } = node.path[step]
+    const { relationship, target, where } = node.path[step]
     const inner = `s${step + 1}`
     const value = expression(step + 1, target, inner)
     const storage = relationship.storage
     const link = storage.kind === 'foreign-key'
       ? sql`${sql.ref(`${inner}.${target.idColumn}`)} = ${sql.ref(`${outer}.${storage.column}`)}`
       : sql`${sql.ref(`${inner}.${storage.kind === 'inverse' ? storage.column : target.idColumn}`)} = ${sql.ref(`${outer}.${owner.idColumn}`)}`
-    return sql`(select ${value} from ${sql.table(target.table)} as ${sql.id(inner)} where ${link} limit 1)`
+    const scoped = where === undefined ? link : sql`${link} and ${compileFilter(expressionBuilder<any, any>(), where, target, inner, aliases)}`
+    return sql`(select ${value} from ${sql.table(target.table)} as ${sql.id(inner)} where ${scoped} limit 1)`
   }
   return expression(0, resource, alias)
 }

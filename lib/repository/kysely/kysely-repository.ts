@@ -1,25 +1,49 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely'
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type { ColumnValues, FindManyQuery, RelatedRow, Repository, RequiredRow } from '../repository.js'
+import type {
+  ColumnValues, LinkTargets, QueryLayer, RelatedRow, Repository, RequiredRow, WriteTarget,
+} from '../repository.js'
 import type { FilterNode } from '../../query/filter-nodes.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
-import { AliasCounter, compileFilter } from './compile-filter.js'
+import { AliasCounter, anyOf, compileFilter } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
 
 const OWNER = '__owner'
-/** The alias of the resource's own table in reads. */
+/** The alias of the resource's own table in every statement. */
 const ROOT = 'r0'
 
-function ids (values: readonly string[]): RawBuilder<unknown> {
-  return sql`any(${sql.val([...values])})`
+type Builder = ExpressionBuilder<any, any>
+
+/** Every required row exists, within its scope. */
+function exist (eb: Builder, requires: readonly RequiredRow[], aliases: AliasCounter): Expression<SqlBool> {
+  return eb.and(requires.map((required) => {
+    const alias = aliases.take()
+    const { resource, id, scope } = required
+    let scan = eb.selectFrom(`${resource.table} as ${alias}`)
+      .select(sql.lit(1).as('one'))
+      .where(sql.ref(`${alias}.${resource.idColumn}`), '=', id)
+    if (scope !== undefined) scan = scan.where((sub) => compileFilter(sub, scope, resource, alias, aliases))
+    return eb.exists(scan)
+  }))
 }
 
-/** Every required row exists. */
-function exist (eb: ExpressionBuilder<any, any>, requires: readonly RequiredRow[]): Expression<SqlBool> {
-  return eb.and(requires.map((required) => eb.exists(eb.selectFrom(`${required.resource.table} as q`)
+/** Adds `scope` over the row `alias` of `resource` to a statement's WHERE (nothing when there is no scope). */
+function within<B extends { where: (condition: (eb: Builder) => Expression<SqlBool>) => B }> (
+  builder: B, resource: ResolvedResource, alias: string, scope: FilterNode | undefined, aliases: AliasCounter,
+): B {
+  return scope === undefined ? builder : builder.where((eb) => compileFilter(eb, scope, resource, alias, aliases))
+}
+
+/** The related id column of a row of a join table or an inverse key's table is within the targets' scope. */
+function targetWithin (eb: Builder, targets: LinkTargets, idRef: string, aliases: AliasCounter): Expression<SqlBool> {
+  const { resource, scope } = targets
+  if (scope === undefined) return sql<boolean>`true`
+  const alias = aliases.take()
+  return eb.exists(eb.selectFrom(`${resource.table} as ${alias}`)
     .select(sql.lit(1).as('one'))
-    .where(`q.${required.resource.idColumn}`, '=', required.id))))
+    .where(sql.ref(`${alias}.${resource.idColumn}`), '=', sql.ref(idRef))
+    .where((sub) => compileFilter(sub, scope, resource, alias, aliases)))
 }
 
 function stringId (value: unknown): string {
@@ -27,8 +51,9 @@ function stringId (value: unknown): string {
 }
 
 /**
- * The default repository: PostgreSQL through the application's own Kysely instance. Identifiers come only from the
- * resource graph; every value is a bound parameter.
+ * The default repository: PostgreSQL through the application's own Kysely instance. It runs what the service
+ * composed: every condition of a layer or a write target is compiled into the one statement that reads or writes.
+ * Identifiers come only from the resource graph; every value is a bound parameter.
  */
 export class KyselyRepository implements Repository {
   readonly #db: Kysely<any>
@@ -45,89 +70,68 @@ export class KyselyRepository implements Repository {
     }
   }
 
-  #columns (resource: ResolvedResource, columns: readonly string[], alias?: string): string[] {
-    const unique = [...new Set([resource.idColumn, ...columns])]
-    return alias === undefined ? unique : unique.map((column) => `${alias}.${column}`)
+  #columns (resource: ResolvedResource, columns: readonly string[], alias: string): string[] {
+    return [...new Set([resource.idColumn, ...columns])].map((column) => `${alias}.${column}`)
   }
 
-  #filtered (resource: ResolvedResource, filter: FilterNode | undefined) {
-    const builder = this.#db.selectFrom(`${resource.table} as ${ROOT}`)
-    return filter === undefined ? builder : builder.where((eb) => compileFilter(eb, filter, resource, ROOT, new AliasCounter()))
+  #where (layer: QueryLayer, aliases: AliasCounter) {
+    const builder = this.#db.selectFrom(`${layer.resource.table} as ${ROOT}`)
+    const where = layer.where
+    return where === undefined ? builder : builder.where((eb) => compileFilter(eb, where, layer.resource, ROOT, aliases))
   }
 
-  findMany (resource: ResolvedResource, query: FindManyQuery): Promise<Row[]> {
+  findMany (layer: QueryLayer): Promise<Row[]> {
     return this.#run(async () => {
-      let builder = this.#filtered(resource, query.filter).select(this.#columns(resource, query.columns, ROOT))
-      for (const key of query.sort) builder = builder.orderBy(compileSort(key, resource, ROOT), key.descending ? 'desc' : 'asc')
-      if (!query.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
-        builder = builder.orderBy(`${ROOT}.${resource.idColumn}`, 'asc')
+      const { resource, page } = layer
+      const aliases = new AliasCounter()
+      let builder = this.#where(layer, aliases).select(this.#columns(resource, layer.columns, ROOT))
+      if (page !== undefined || layer.sort.length > 0) {
+        for (const key of layer.sort) builder = builder.orderBy(compileSort(key, resource, ROOT, aliases), key.descending ? 'desc' : 'asc')
+        if (!layer.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
+          builder = builder.orderBy(`${ROOT}.${resource.idColumn}`, 'asc')
+        }
       }
-      if (query.limit !== undefined) builder = builder.limit(query.limit)
-      if (query.offset > 0) builder = builder.offset(query.offset)
+      if (page?.limit !== undefined) builder = builder.limit(page.limit)
+      if (page !== undefined && page.offset > 0) builder = builder.offset(page.offset)
       return await builder.execute()
     })
   }
 
-  count (resource: ResolvedResource, filter: FilterNode | undefined): Promise<number> {
+  count (layer: QueryLayer): Promise<number> {
     return this.#run(async () => {
-      const row = await this.#filtered(resource, filter)
+      const row = await this.#where(layer, new AliasCounter())
         .select(sql<string>`count(*)`.as('count'))
         .executeTakeFirstOrThrow()
       return Number(row.count)
     })
   }
 
-  findById (resource: ResolvedResource, id: string, columns: readonly string[]): Promise<Row | undefined> {
-    return this.#run(() => this.#db.selectFrom(resource.table)
-      .select(this.#columns(resource, columns))
-      .where(resource.idColumn, '=', id)
-      .executeTakeFirst())
-  }
-
-  existingIds (resource: ResolvedResource, values: readonly string[]): Promise<Set<string>> {
-    if (values.length === 0) return Promise.resolve(new Set())
-    return this.#run(async () => {
-      const rows = await this.#db.selectFrom(resource.table)
-        .select(resource.idColumn)
-        .where(resource.idColumn, '=', ids(values))
-        .execute()
-      return new Set(rows.map((row) => stringId(row[resource.idColumn])))
-    })
-  }
-
-  findRelated (
-    owner: ResolvedResource,
-    relationship: ResolvedRelationship,
-    target: ResolvedResource,
-    ownerIds: readonly string[],
-    columns: readonly string[],
-  ): Promise<RelatedRow[]> {
+  findRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): Promise<RelatedRow[]> {
     if (ownerIds.length === 0) return Promise.resolve([])
     return this.#run(async () => {
       const storage = relationship.storage
-      const selected = this.#columns(target, columns, 't')
-      let rows: Row[]
+      const target = layer.resource
+      const selected = this.#columns(target, layer.columns, ROOT)
+      const aliases = new AliasCounter()
+      let builder
       if (storage.kind === 'foreign-key') {
-        rows = await this.#db.selectFrom(`${owner.table} as o`)
-          .innerJoin(`${target.table} as t`, `t.${target.idColumn}`, `o.${storage.column}`)
+        builder = this.#db.selectFrom(`${owner.table} as o`)
+          .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `o.${storage.column}`)
           .select([...selected, `o.${owner.idColumn} as ${OWNER}`])
-          .where(`o.${owner.idColumn}`, '=', ids(ownerIds))
-          .orderBy(`t.${target.idColumn}`)
-          .execute()
+          .where(`o.${owner.idColumn}`, '=', anyOf(ownerIds))
       } else if (storage.kind === 'inverse') {
-        rows = await this.#db.selectFrom(`${target.table} as t`)
-          .select([...selected, `t.${storage.column} as ${OWNER}`])
-          .where(`t.${storage.column}`, '=', ids(ownerIds))
-          .orderBy(`t.${target.idColumn}`)
-          .execute()
+        builder = this.#db.selectFrom(`${target.table} as ${ROOT}`)
+          .select([...selected, `${ROOT}.${storage.column} as ${OWNER}`])
+          .where(`${ROOT}.${storage.column}`, '=', anyOf(ownerIds))
       } else {
-        rows = await this.#db.selectFrom(`${storage.table} as j`)
-          .innerJoin(`${target.table} as t`, `t.${target.idColumn}`, `j.${storage.targetKey}`)
+        builder = this.#db.selectFrom(`${storage.table} as j`)
+          .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
           .select([...selected, `j.${storage.sourceKey} as ${OWNER}`])
-          .where(`j.${storage.sourceKey}`, '=', ids(ownerIds))
-          .orderBy(`t.${target.idColumn}`)
-          .execute()
+          .where(`j.${storage.sourceKey}`, '=', anyOf(ownerIds))
       }
+      const where = layer.where
+      if (where !== undefined) builder = builder.where((eb) => compileFilter(eb, where, target, ROOT, aliases))
+      const rows: Row[] = await builder.orderBy(`${ROOT}.${target.idColumn}`).execute()
       // The owner column stays in the row: nothing reads it but this.
       return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
     })
@@ -137,12 +141,13 @@ export class KyselyRepository implements Repository {
     return this.#run(async () => {
       const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
       const names = Object.keys(row)
-      const returning = this.#columns(resource, columns)
+      const returning = [...new Set([resource.idColumn, ...columns])]
       if (requires.length > 0 && names.length > 0) {
         // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
+        const aliases = new AliasCounter()
         return await this.#db.insertInto(resource.table)
           .columns(names)
-          .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where((eb) => exist(eb, requires)))
+          .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where((eb) => exist(eb, requires, aliases)))
           .returning(returning)
           .executeTakeFirst()
       }
@@ -153,99 +158,120 @@ export class KyselyRepository implements Repository {
     })
   }
 
-  update (resource: ResolvedResource, id: string, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
-    if (Object.keys(values).length === 0) return this.findById(resource, id, columns)
+  update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
+    const { resource, id, scope } = target
+    const returning = this.#columns(resource, columns, ROOT)
+    const aliases = new AliasCounter()
+    if (Object.keys(values).length === 0) {
+      const read = this.#db.selectFrom(`${resource.table} as ${ROOT}`)
+        .select(returning)
+        .where(`${ROOT}.${resource.idColumn}`, '=', id)
+      return this.#run(() => within(read, resource, ROOT, scope, aliases).executeTakeFirst())
+    }
     return this.#run(async () => {
-      let builder = this.#db.updateTable(resource.table)
+      let builder = within(this.#db.updateTable(`${resource.table} as ${ROOT}`)
         .set(values)
-        .where(resource.idColumn, '=', id)
-      if (requires.length > 0) builder = builder.where((eb) => exist(eb, requires))
-      return await builder.returning(this.#columns(resource, columns)).executeTakeFirst()
+        .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, aliases)
+      if (requires.length > 0) builder = builder.where((eb) => exist(eb, requires, aliases))
+      return await builder.returning(returning).executeTakeFirst()
     })
   }
 
-  delete (resource: ResolvedResource, id: string): Promise<boolean> {
+  delete (target: WriteTarget): Promise<boolean> {
+    const { resource, id, scope } = target
     return this.#run(async () => {
-      const result = await this.#db.deleteFrom(resource.table)
-        .where(resource.idColumn, '=', id)
-        .executeTakeFirst()
+      const builder = within(this.#db.deleteFrom(`${resource.table} as ${ROOT}`)
+        .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, new AliasCounter())
+      const result = await builder.executeTakeFirst()
       return result.numDeletedRows > 0n
     })
   }
 
-  replaceLinks (owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void> {
+  /** Sets the owner's foreign key column, when the owner is within its scope. */
+  async #setForeignKey (owner: WriteTarget, column: string, value: string | null, only?: readonly string[]): Promise<void> {
+    const aliases = new AliasCounter()
+    let builder = within(this.#db.updateTable(`${owner.resource.table} as ${ROOT}`)
+      .set({ [column]: value })
+      .where(`${ROOT}.${owner.resource.idColumn}`, '=', owner.id), owner.resource, ROOT, owner.scope, aliases)
+    if (only !== undefined) builder = builder.where(`${ROOT}.${column}`, '=', anyOf(only))
+    await builder.execute()
+  }
+
+  replaceLinks (owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void> {
     return this.#run(async () => {
       const storage = relationship.storage
+      const keep = targets.ids
       if (storage.kind === 'foreign-key') {
-        await this.#db.updateTable(owner.table)
-          .set({ [storage.column]: targetIds[0] ?? null })
-          .where(owner.idColumn, '=', ownerId)
-          .execute()
+        await this.#setForeignKey(owner, storage.column, keep[0] ?? null)
         return
       }
+      const aliases = new AliasCounter()
       if (storage.kind === 'inverse') {
-        let unlink = this.#db.updateTable(target.table)
+        const target = targets.resource
+        let unlink = within(this.#db.updateTable(`${target.table} as ${ROOT}`)
           .set({ [storage.column]: null })
-          .where(storage.column, '=', ownerId)
-        if (targetIds.length > 0) unlink = unlink.where(target.idColumn, '<>', sql`all(${sql.val([...targetIds])})`)
+          .where(`${ROOT}.${storage.column}`, '=', owner.id), target, ROOT, targets.scope, aliases)
+        if (keep.length > 0) unlink = unlink.where(`${ROOT}.${target.idColumn}`, '<>', sql`all(${sql.val([...keep])})`)
         await unlink.execute()
       } else {
-        let unlink = this.#db.deleteFrom(storage.table).where(storage.sourceKey, '=', ownerId)
-        if (targetIds.length > 0) unlink = unlink.where(storage.targetKey, '<>', sql`all(${sql.val([...targetIds])})`)
+        let unlink = this.#db.deleteFrom(`${storage.table} as j`)
+          .where(`j.${storage.sourceKey}`, '=', owner.id)
+        if (targets.scope !== undefined) unlink = unlink.where((eb) => targetWithin(eb, targets, `j.${storage.targetKey}`, aliases))
+        if (keep.length > 0) unlink = unlink.where(`j.${storage.targetKey}`, '<>', sql`all(${sql.val([...keep])})`)
         await unlink.execute()
       }
-      await this.addLinks(owner, relationship, target, ownerId, targetIds)
+      await this.addLinks(owner, relationship, targets)
     })
   }
 
-  addLinks (owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void> {
-    if (targetIds.length === 0) return Promise.resolve()
+  addLinks (owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void> {
+    if (targets.ids.length === 0) return Promise.resolve()
     return this.#run(async () => {
       const storage = relationship.storage
+      const target = targets.resource
       if (storage.kind === 'foreign-key') {
-        await this.replaceLinks(owner, relationship, target, ownerId, targetIds)
+        await this.#setForeignKey(owner, storage.column, targets.ids[0])
       } else if (storage.kind === 'inverse') {
-        await this.#db.updateTable(target.table)
-          .set({ [storage.column]: ownerId })
-          .where(target.idColumn, '=', ids(targetIds))
+        await within(this.#db.updateTable(`${target.table} as ${ROOT}`)
+          .set({ [storage.column]: owner.id })
+          .where(`${ROOT}.${target.idColumn}`, '=', anyOf(targets.ids)), target, ROOT, targets.scope, new AliasCounter())
           .execute()
       } else {
         const present = await this.#db.selectFrom(storage.table)
           .select(storage.targetKey)
-          .where(storage.sourceKey, '=', ownerId)
-          .where(storage.targetKey, '=', ids(targetIds))
+          .where(storage.sourceKey, '=', owner.id)
+          .where(storage.targetKey, '=', anyOf(targets.ids))
           .execute()
         const linked = new Set(present.map((row) => stringId(row[storage.targetKey])))
-        const missing = [...new Set(targetIds)].filter((targetId) => !linked.has(targetId))
+        const missing = [...new Set(targets.ids)].filter((targetId) => !linked.has(targetId))
         if (missing.length === 0) return
         await this.#db.insertInto(storage.table)
-          .values(missing.map((targetId) => ({ ...storage.values, [storage.sourceKey]: ownerId, [storage.targetKey]: targetId })))
+          .values(missing.map((targetId) => ({ ...storage.values, [storage.sourceKey]: owner.id, [storage.targetKey]: targetId })))
           .execute()
       }
     })
   }
 
-  removeLinks (owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource, ownerId: string, targetIds: readonly string[]): Promise<void> {
-    if (targetIds.length === 0) return Promise.resolve()
+  removeLinks (owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void> {
+    if (targets.ids.length === 0) return Promise.resolve()
     return this.#run(async () => {
       const storage = relationship.storage
+      const target = targets.resource
+      const aliases = new AliasCounter()
       if (storage.kind === 'foreign-key') {
-        await this.#db.updateTable(owner.table)
-          .set({ [storage.column]: null })
-          .where(owner.idColumn, '=', ownerId)
-          .where(storage.column, '=', ids(targetIds))
-          .execute()
+        await this.#setForeignKey(owner, storage.column, null, targets.ids)
       } else if (storage.kind === 'inverse') {
-        await this.#db.updateTable(target.table)
+        await within(this.#db.updateTable(`${target.table} as ${ROOT}`)
           .set({ [storage.column]: null })
-          .where(storage.column, '=', ownerId)
-          .where(target.idColumn, '=', ids(targetIds))
+          .where(`${ROOT}.${storage.column}`, '=', owner.id)
+          .where(`${ROOT}.${target.idColumn}`, '=', anyOf(targets.ids)), target, ROOT, targets.scope, aliases)
           .execute()
       } else {
-        await this.#db.deleteFrom(storage.table)
-          .where(storage.sourceKey, '=', ownerId)
-          .where(storage.targetKey, '=', ids(targetIds))
-          .execute()
+        let unlink = this.#db.deleteFrom(`${storage.table} as j`)
+          .where(`j.${storage.sourceKey}`, '=', owner.id)
+          .where(`j.${storage.targetKey}`, '=', anyOf(targets.ids))
+        if (targets.scope !== undefined) unlink = unlink.where((eb) => targetWithin(eb, targets, `j.${storage.targetKey}`, aliases))
+        await unlink.execute()
       }
     })
   }

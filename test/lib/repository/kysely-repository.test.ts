@@ -6,6 +6,8 @@ import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { readFilter } from '../../../lib/request/read-filter.js'
 import { sortNode } from '../../../lib/query/query-tree.js'
 import type { FilterNode } from '../../../lib/query/filter-nodes.js'
+import type { QueryLayer } from '../../../lib/repository/repository.js'
+import type { ResolvedResource } from '../../../lib/schema/resolved.js'
 import { openTestDatabase } from '../../helpers/database.js'
 
 const database = await openTestDatabase()
@@ -43,12 +45,17 @@ const graph = resolveResources([
 const sample = graph.getResource('sample')
 const repository = new KyselyRepository(db)
 
+/** A layer reading ids of `resource`, in id order, with the given parts. */
+function layer (resource: ResolvedResource, parts: Partial<QueryLayer>): QueryLayer {
+  return { resource, where: undefined, sort: [], page: { offset: 0, limit: undefined }, columns: [], include: [], ...parts }
+}
+
 function filter (value: unknown): FilterNode | undefined {
   return readFilter({ filter: JSON.stringify(value) }, sample, graph, { maxDepth: 8, maxNodes: 200 })
 }
 
 async function ids (value: unknown): Promise<number[]> {
-  const rows = await repository.findMany(sample, { columns: [], filter: filter(value), sort: [], offset: 0, limit: undefined })
+  const rows = await repository.findMany(layer(sample, { where: filter(value) }))
   return rows.map((row) => row.id as number)
 }
 
@@ -80,7 +87,7 @@ t.test('the compiled SQL: aliases, EXISTS, bound values only', async (t) => {
 })
 
 t.test('count runs the same filter; a to-many filter never duplicates rows', async (t) => {
-  t.equal(await repository.count(sample, filter([{ name: 'parts', op: 'any', val: { name: 'label', op: 'ne', val: 'none' } }])), 2)
+  t.equal(await repository.count(layer(sample, { where: filter([{ name: 'parts', op: 'any', val: { name: 'label', op: 'ne', val: 'none' } }]) })), 2)
   t.same(await ids([{ name: 'parts.label', op: 'in_', val: ['x', 'y'] }]), [1, 2])
 })
 
@@ -90,7 +97,7 @@ t.test('sort by a to-one path is a correlated subquery', async (t) => {
   const ratio = sample.attributes.get('ratio')
   if (relationship === undefined || ratio === undefined) throw new Error('declarations')
   counter.reset()
-  const rows = await repository.findMany(part, { columns: [], filter: undefined, sort: [sortNode([{ relationship, target: sample }], ratio, true)], offset: 0, limit: undefined })
+  const rows = await repository.findMany(layer(part, { sort: [sortNode([{ relationship, target: sample }], ratio, true)] }))
   t.same(rows.map((row) => row.id), [3, 1, 2])
   t.match(counter.statements[0], /order by \(select "s1"\."ratio" from "samples" as "s1" where "s1"\."id" = "r0"\."sample_id" limit 1\) desc, "r0"\."id" asc/)
 })

@@ -1,0 +1,171 @@
+import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { IncludeNode, QueryTree, SortNode } from '../query/query-tree.js'
+import { sortNode } from '../query/query-tree.js'
+import { andNode, compareNode, constantNode, existsNode, type FilterNode } from '../query/filter-nodes.js'
+import { transformFilter } from '../query/transform-filter.js'
+import { createFilterBuilder } from '../query/filter-builder.js'
+import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, WriteTarget } from '../repository/repository.js'
+import { selectionOf } from './selection.js'
+
+const NO_INCLUDES: readonly IncludeLayer[] = Object.freeze([])
+
+function isFilterNode (value: unknown): value is FilterNode {
+  return typeof value === 'object' && value !== null && typeof (value as { kind?: unknown }).kind === 'string'
+}
+
+/**
+ * The one place where a request's query tree and its context become what the repository runs. Every read and every
+ * write of a type goes through here, so the type's scope (its `scope` hook, evaluated once per request) is ANDed into
+ * every statement that reaches the type: the rows of a collection or a detail, the related rows of an include at
+ * any depth, relationship filters (`EXISTS`) and to-one sort paths of other types, counts, the rows an `UPDATE` or a
+ * `DELETE` may touch, and the link targets a write checks.
+ */
+export class QueryComposer {
+  readonly #graph: ResourceGraph
+  readonly #context: unknown
+  readonly #scopes = new Map<ResolvedResource, FilterNode | undefined>()
+
+  constructor (graph: ResourceGraph, context: unknown) {
+    this.#graph = graph
+    this.#context = context
+  }
+
+  /** The request's context. */
+  get context (): unknown {
+    return this.#context
+  }
+
+  /** The scope of a type for this request: undefined when the request may see every row. */
+  scope (resource: ResolvedResource): FilterNode | undefined {
+    const hook = resource.hooks.scope
+    if (hook === undefined) return undefined
+    if (this.#scopes.has(resource)) return this.#scopes.get(resource)
+    const result: unknown = hook.call(resource.hooks, this.#context, createFilterBuilder(this.#graph, resource))
+    let scope: FilterNode | undefined
+    if (result === undefined || result === true) scope = undefined
+    else if (result === false) scope = constantNode(false)
+    else if (isFilterNode(result)) scope = result.kind === 'constant' && result.value ? undefined : result
+    else throw new Error(`fastify-jsonapi: the scope of '${resource.type}' must return a condition (built with \`where\`), true or false`)
+    this.#scopes.set(resource, scope)
+    return scope
+  }
+
+  /**
+   * `condition` on rows of `resource`, ANDed with the type's scope, and with the scope of each type the condition
+   * reaches through a relationship filter. (A scope's own relationship conditions are not scoped again: a scope says
+   * itself what it means.)
+   */
+  where (resource: ResolvedResource, condition?: FilterNode): FilterNode | undefined {
+    const scope = this.scope(resource)
+    const scoped = condition === undefined ? undefined : this.#scopeInside(condition)
+    if (scope === undefined) return scoped
+    return scoped === undefined ? scope : andNode([scope, scoped])
+  }
+
+  #scopeInside (condition: FilterNode): FilterNode {
+    return transformFilter(condition, {
+      exists: (node, rewrite) => {
+        const inner = node.where === undefined ? undefined : rewrite(node.where)
+        const scope = this.scope(node.target)
+        const where = scope === undefined ? inner : inner === undefined ? scope : andNode([scope, inner])
+        return where === node.where ? node : existsNode(node.relationship, node.target, where)
+      },
+    })
+  }
+
+  /** Sort keys whose to-one steps only take values from rows within the step's scope. */
+  #sort (keys: readonly SortNode[]): readonly SortNode[] {
+    return keys.map((key) => {
+      if (key.path.every((step) => this.scope(step.target) === undefined)) return key
+      return sortNode(key.path.map((step) => ({ ...step, where: this.scope(step.target) })), key.attribute, key.descending)
+    })
+  }
+
+  /** The include layers below rows of `resource`: relationships left out of its sparse fieldset are not followed. */
+  includes (resource: ResolvedResource, nodes: readonly IncludeNode[], query: QueryTree): readonly IncludeLayer[] {
+    if (nodes.length === 0) return NO_INCLUDES
+    const rendered = selectionOf(resource, query.fields.get(resource.type)).relationships
+    const layers: IncludeLayer[] = []
+    for (const node of nodes) {
+      const relationship = rendered.find((item) => item.name === node.relationship)
+      if (relationship === undefined) continue
+      const target = this.#graph.getResource(relationship.targetType)
+      layers.push({
+        relationship,
+        layer: {
+          resource: target,
+          where: this.scope(target),
+          sort: [],
+          page: undefined,
+          columns: selectionOf(target, query.fields.get(target.type)).columns,
+          include: this.includes(target, node.children, query),
+        },
+      })
+    }
+    return layers
+  }
+
+  /**
+   * A page of a collection: the client's filter (and `extra`, the link to the owner of a related collection), its
+   * sort and page, its fieldset and includes.
+   *
+   * @param probe read one row more than the page (to tell an uncounted collection whether a next page exists)
+   */
+  collection (resource: ResolvedResource, query: QueryTree, extra?: FilterNode, probe = 0): QueryLayer {
+    const { size, number } = query.page
+    const condition = extra === undefined ? query.filter : query.filter === undefined ? extra : andNode([extra, query.filter])
+    const page: PageWindow = size === 0 ? { offset: 0, limit: undefined } : { offset: (number - 1) * size, limit: size + probe }
+    return {
+      resource,
+      where: this.where(resource, condition),
+      sort: this.#sort(query.sort),
+      page,
+      columns: selectionOf(resource, query.fields.get(resource.type)).columns,
+      include: this.includes(resource, query.include, query),
+    }
+  }
+
+  /** One resource by id, with the fieldset and includes of the query. */
+  detail (resource: ResolvedResource, id: string, query: QueryTree, columns?: readonly string[]): QueryLayer {
+    return {
+      resource,
+      where: this.where(resource, compareNode(resource.idAttribute, 'eq', id)),
+      sort: [],
+      page: undefined,
+      columns: columns ?? selectionOf(resource, query.fields.get(resource.type)).columns,
+      include: this.includes(resource, query.include, query),
+    }
+  }
+
+  /** The rows of `ids` the request may see (only their ids). */
+  existing (resource: ResolvedResource, ids: readonly string[]): QueryLayer {
+    return {
+      resource,
+      where: this.where(resource, compareNode(resource.idAttribute, 'in_', [...ids])),
+      sort: [],
+      page: undefined,
+      columns: [],
+      include: NO_INCLUDES,
+    }
+  }
+
+  /** A related row, linked to an owner the request can see, as far as the request may see it. */
+  related (resource: ResolvedResource, columns: readonly string[]): QueryLayer {
+    return { resource, where: this.scope(resource), sort: [], page: undefined, columns, include: NO_INCLUDES }
+  }
+
+  /** A row a write addresses: written only when it is within the type's scope. */
+  target (resource: ResolvedResource, id: string): WriteTarget {
+    return { resource, id, scope: this.scope(resource) }
+  }
+
+  /** A row a write requires (a foreign key's target): it must exist within its scope. */
+  required (resource: ResolvedResource, id: string): RequiredRow {
+    return { resource, id, scope: this.scope(resource) }
+  }
+
+  /** The rows a link change addresses: only rows within the type's scope are linked or unlinked. */
+  links (resource: ResolvedResource, ids: readonly string[]): LinkTargets {
+    return { resource, ids, scope: this.scope(resource) }
+  }
+}
