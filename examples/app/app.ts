@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Kysely } from 'kysely'
 import { jsonApi } from '../../lib/index.js'
 import { resources } from './resources.js'
+import { exampleContext } from './context.js'
 
 export interface BuildAppOptions {
   /** The database the resources live in, already migrated. */
@@ -18,6 +19,6 @@ export interface BuildAppOptions {
 /** Creates the Fastify instance with the plugin registered; it is ready but not listening. */
 export async function buildApp (options: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: options.logger ?? false })
-  await app.register(jsonApi, { db: options.db, resources })
+  await app.register(jsonApi, { db: options.db, resources, context: exampleContext(options.db) })
   return app
 }

@@ -135,6 +135,22 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropTable('photos').execute()
     },
   },
+
+  // Private notes: a note belongs to the user who wrote it and is visible to that user only (see resources.ts).
+  '0005_notes': {
+    async up (db) {
+      await db.schema
+        .createTable('notes')
+        .addColumn('id', 'serial', (col) => col.primaryKey())
+        .addColumn('text', 'text', (col) => col.notNull())
+        .addColumn('owner_id', 'integer', (col) => col.notNull().references('users.id').onDelete('cascade'))
+        .execute()
+      await db.schema.createIndex('notes_owner_id_index').on('notes').column('owner_id').execute()
+    },
+    async down (db) {
+      await db.schema.dropTable('notes').execute()
+    },
+  },
 }
 
 /** The migrations above, for Kysely's `Migrator`. */

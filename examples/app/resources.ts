@@ -5,7 +5,18 @@
  */
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
-import { defineOperator, defineResource, type Row } from '../../lib/index.js'
+import { defineOperator, defineResource, defineResourceFor, JsonApiError, type Row, type WriteInput } from '../../lib/index.js'
+
+/**
+ * The context of a request of the example app (see `context.ts`): the acting user named by `X-User-Id`, or none for
+ * an anonymous request. Every hook below receives it.
+ */
+export interface ExampleContext {
+  readonly user: { readonly id: string } | undefined
+}
+
+/** `defineResource` whose hooks receive the example's context. */
+const defineExampleResource = defineResourceFor<ExampleContext>()
 
 /**
  * `photo.words` `jsonb_contains`: `val` is a JSON object; rows whose `words` contain it (PostgreSQL `@>`).
@@ -83,6 +94,8 @@ export const user = defineResource({
     bio: { kind: 'to-one', type: 'user_bio', inverse: 'user' },
     posts: { kind: 'to-many', type: 'post', inverse: 'user' },
     workplace: { kind: 'to-one', type: 'workplace', inverse: 'user' },
+    // Private notes: the note type's scope decides which of them a request sees; never written through the user.
+    notes: { kind: 'to-many', type: 'note', inverse: 'owner', readOnly: true },
   },
 })
 
@@ -123,18 +136,90 @@ export const userBio = defineResource({
   },
 })
 
+type PostAttributes = typeof postAttributes
+const postAttributes = {
+  title: { schema: Type.String(), required: true },
+  body: { schema: Type.String(), default: '' },
+} as const
+
+/**
+ * The business rules of a post's title, on every write path (POST, PATCH, related routes, `/operations`): stored
+ * without surrounding white space, and never containing the word "forbidden" (422 `title_forbidden`).
+ */
+function checkTitle (input: WriteInput<PostAttributes, Record<never, never>>): void {
+  const title = input.attributes.title
+  if (title === undefined) return
+  const trimmed = title.trim()
+  if (/\bforbidden\b/i.test(trimmed)) {
+    throw new JsonApiError({
+      status: 422,
+      code: 'title_forbidden',
+      title: 'Forbidden title',
+      detail: 'a title must not contain the word "forbidden"',
+      source: { pointer: '/data/attributes/title' },
+    })
+  }
+  input.attributes.title = trimmed
+}
+
 // A post written by a user.
-export const post = defineResource({
+export const post = defineExampleResource({
   type: 'post',
   path: '/posts',
   table: 'posts',
   id: { column: 'id', kind: 'integer' },
-  attributes: {
-    title: { schema: Type.String(), required: true },
-    body: { schema: Type.String(), default: '' },
-  },
+  attributes: postAttributes,
   relationships: {
     user: { kind: 'to-one', type: 'user', foreignKey: 'user_id', required: true },
+  },
+  hooks: {
+    beforeCreate: checkTitle,
+    beforeUpdate: checkTitle,
+  },
+})
+
+/** 401: the request names no acting user. */
+function signInFirst (): JsonApiError {
+  return new JsonApiError({
+    status: 401,
+    code: 'unauthenticated',
+    title: 'Unauthenticated',
+    detail: 'name the acting user in the X-User-Id header',
+    source: { header: 'X-User-Id' },
+  })
+}
+
+// A private note: visible to its owner only, created by (and for) the acting user, never handed to someone else.
+export const note = defineExampleResource({
+  type: 'note',
+  path: '/notes',
+  table: 'notes',
+  id: { column: 'id', kind: 'integer' },
+  attributes: {
+    text: { schema: Type.String(), required: true },
+  },
+  relationships: {
+    // Set by the server on create (beforeCreate), never changed afterwards.
+    owner: { kind: 'to-one', type: 'user', foreignKey: 'owner_id', createOnly: true, nullable: false },
+  },
+  hooks: {
+    // A request sees exactly the notes of its acting user; an anonymous one sees none.
+    scope: (context, where) => context.user === undefined ? false : where.references('owner', context.user.id),
+    beforeCreate (input, { context }) {
+      if (context.user === undefined) throw signInFirst()
+      const owner = input.relationships.owner
+      if (owner === undefined) {
+        input.relationships.owner = context.user.id
+      } else if (owner !== context.user.id) {
+        throw new JsonApiError({
+          status: 403,
+          code: 'not_your_note',
+          title: 'Forbidden',
+          detail: 'a note belongs to the user who writes it',
+          source: { pointer: '/data/relationships/owner' },
+        })
+      }
+    },
   },
 })
 
@@ -253,4 +338,5 @@ export const resources = [
   child,
   parentToChildAssociation,
   photo,
+  note,
 ]

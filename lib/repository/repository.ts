@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely'
 import type { Row } from '../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import type { SortNode } from '../query/query-tree.js'
@@ -106,6 +107,11 @@ export interface Repository {
   removeLinks(owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void>
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (repository: Repository) => Promise<T>): Promise<T>
+  /**
+   * The Kysely instance (inside a transaction: the transaction) this repository runs on, handed to write hooks as
+   * `event.db` so that what they write commits or rolls back with the write. Optional for other repositories.
+   */
+  readonly kysely?: Kysely<any>
 }
 
 /** The kinds of constraint failure a repository reports. */

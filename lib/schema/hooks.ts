@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox'
+import type { Kysely } from 'kysely'
 import type { AttributeDeclarations, RelationshipDeclarations } from './declaration.js'
 import type { FilterNode } from '../query/filter-nodes.js'
 import type { FilterBuilder } from '../query/filter-builder.js'
@@ -47,12 +48,18 @@ export interface StoredResource<A extends AttributeDeclarations> {
   readonly attributes: AttributeValues<A>
 }
 
-/** What every hook receives besides its subject. */
+/** What every write hook receives besides its subject. */
 export interface HookEvent<C> {
   /** The request's context (one per request; one per `/operations` batch). */
   readonly context: C
   /** The resource type. */
   readonly type: string
+  /**
+   * The write's transaction (Kysely): what a hook reads or writes with it (an audit row, a counter) commits or rolls
+   * back with the write. Write hooks always run inside a transaction. (A custom repository provides it as its
+   * `kysely` member; without one, reading `db` throws.)
+   */
+  readonly db: Kysely<any>
 }
 
 /** What the hooks of a change to an existing resource receive. */

@@ -79,7 +79,7 @@ function locate (error: unknown, operation: Operation): unknown {
   }
   const fallback = operation.ref !== undefined ? `${operation.base}/ref` : `${operation.base}/data`
   return relocateError(error, (item) => {
-    if (item.source?.parameter !== undefined) return { source: item.source, meta }
+    if (item.source?.parameter !== undefined || item.source?.header !== undefined) return { source: item.source, meta }
     const pointer = item.source?.pointer
     const located = pointer === undefined ? fallback : pointer.startsWith('/atomic:operations') ? pointer : `${operation.base}${pointer}`
     return { source: { ...item.source, pointer: located }, meta }

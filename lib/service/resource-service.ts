@@ -3,7 +3,8 @@ import type { FilterNode } from '../query/filter-nodes.js'
 import { StorageError, type Repository, type RequiredRow } from '../repository/repository.js'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Row } from '../schema/declaration.js'
-import type { ExistingResourceEvent, StoredResource } from '../schema/hooks.js'
+import type { Kysely } from 'kysely'
+import type { ExistingResourceEvent, HookEvent, StoredResource } from '../schema/hooks.js'
 import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
@@ -145,7 +146,7 @@ export class ResourceService {
       if (row === undefined) throw jsonApiError('FJA_RELATED_NOT_FOUND', { detail: 'a related resource was deleted while this one was created', source: { pointer: `${base}/relationships` } })
       const id = String(row[resource.idColumn])
       await writeLinks(repository, this.#graph, this.#composer, resource, id, elsewhere)
-      await resource.hooks.afterCreate?.(storedResource(resource, id, row), { context: this.#composer.context, type: resource.type })
+      await resource.hooks.afterCreate?.(storedResource(resource, id, row), service.#event(resource))
       return loadIncluded(repository, resource, [{ resource, id, row }], this.#composer.includes(resource, query.include, query))
     })
   }
@@ -155,7 +156,7 @@ export class ResourceService {
     if (hook === undefined) return input
     const before = hookInput(input)
     const draft = hookInput(input)
-    const returned = await hook.call(resource.hooks, draft, { context: this.#composer.context, type: resource.type })
+    const returned = await hook.call(resource.hooks, draft, this.#event(resource))
     return fromHookInput(resource, 'beforeCreate', input, before, returned ?? draft, base)
   }
 
@@ -181,7 +182,7 @@ export class ResourceService {
         if (attribute?.column !== undefined) values[attribute.column] = writeValue(attribute, value)
       }
       const row = await service.#link(resource, id, input.relationships, values, service.#writeColumns(resource, query, resource.hooks.afterUpdate !== undefined))
-      await resource.hooks.afterUpdate?.(storedResource(resource, id, row), { context: this.#composer.context, type: resource.type })
+      await resource.hooks.afterUpdate?.(storedResource(resource, id, row), service.#event(resource))
       return loadIncluded(repository, resource, [{ resource, id: String(row[resource.idColumn]), row }], this.#composer.includes(resource, query.include, query))
     })
   }
@@ -224,14 +225,25 @@ export class ResourceService {
     }
   }
 
-  /** What the hooks of a change to an existing resource receive; `current` reads it within the scope. */
-  #existingEvent (resource: ResolvedResource, id: string): ExistingResourceEvent<any, unknown> {
+  /** What every write hook receives: the context, the type, and the write's transaction. */
+  #event (resource: ResolvedResource): HookEvent<unknown> {
+    const repository = this.#repository
     return {
       context: this.#composer.context,
       type: resource.type,
-      id,
-      current: () => this.current(resource, id),
+      get db (): Kysely<any> {
+        if (repository.kysely === undefined) throw new Error('fastify-jsonapi: `event.db` needs a repository with a `kysely` member')
+        return repository.kysely
+      },
     }
+  }
+
+  /** What the hooks of a change to an existing resource receive; `current` reads it within the scope. */
+  #existingEvent (resource: ResolvedResource, id: string): ExistingResourceEvent<any, unknown> {
+    return Object.defineProperties(this.#event(resource), {
+      id: { value: id, enumerable: true },
+      current: { value: () => this.current(resource, id), enumerable: true },
+    }) as ExistingResourceEvent<any, unknown>
   }
 
   /** A resource as stored, every attribute read, within the scope; 404 when the request cannot see it. */
@@ -291,7 +303,7 @@ export class ResourceService {
       if (!isValidId(resource, id)) throw notFound(resource, id)
       await resource.hooks.beforeDelete?.(service.#existingEvent(resource, id))
       if (!await repository.delete(this.#composer.target(resource, id))) throw notFound(resource, id)
-      await resource.hooks.afterDelete?.({ context: this.#composer.context, type: resource.type, id })
+      await resource.hooks.afterDelete?.(Object.defineProperty(service.#event(resource), 'id', { value: id, enumerable: true }) as HookEvent<unknown> & { id: string })
     })
   }
 

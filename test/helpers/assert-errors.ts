@@ -5,10 +5,13 @@ import type { TestApp, TestRequest, TestResponse } from './test-app.js'
 /** One error object a response must hold. */
 export interface ExpectedError {
   readonly status: number
-  readonly code: ErrorCode
-  /** The `source.pointer`; with neither pointer nor parameter the error has no `source`. */
+  /** A library code, or an application's own (whose `title` is then given, or only checked to be a string). */
+  readonly code: ErrorCode | (string & {})
+  readonly title?: string
+  /** The `source.pointer`; with neither pointer, parameter nor header the error has no `source`. */
   readonly pointer?: string
   readonly parameter?: string
+  readonly header?: string
   readonly meta?: Record<string, unknown>
   /** What the detail must say. */
   readonly detail?: RegExp
@@ -17,12 +20,13 @@ export interface ExpectedError {
 function sourceOf (want: ExpectedError): Record<string, string> | undefined {
   if (want.pointer !== undefined) return { pointer: want.pointer }
   if (want.parameter !== undefined) return { parameter: want.parameter }
+  if (want.header !== undefined) return { header: want.header }
   return undefined
 }
 
 function keyOf (source: unknown, code: unknown): string {
-  const { pointer, parameter } = (source ?? {}) as { pointer?: string; parameter?: string }
-  return `${String(pointer ?? parameter)} ${String(code)}`
+  const { pointer, parameter, header } = (source ?? {}) as { pointer?: string; parameter?: string; header?: string }
+  return `${String(pointer ?? parameter ?? header)} ${String(code)}`
 }
 
 /** Asserts an error document: the status, the media type, and exactly these error objects (in any order). */
@@ -38,10 +42,12 @@ export function assertErrors (t: Test, response: TestResponse, expected: readonl
   wanted.forEach((want, index) => {
     const { detail, ...rest } = actual[index] ?? {}
     const source = sourceOf(want)
+    const title = want.title ?? (want.code in ERROR_CODES ? ERROR_CODES[want.code as ErrorCode].title : rest.title)
+    t.type(rest.title, 'string', 'every error has a title')
     t.same(rest, {
       status: String(want.status),
       code: want.code,
-      title: ERROR_CODES[want.code].title,
+      title,
       ...(source === undefined ? {} : { source }),
       ...(want.meta === undefined ? {} : { meta: want.meta }),
     }, `error ${want.code} at ${String(want.pointer ?? want.parameter)}`)

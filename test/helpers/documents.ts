@@ -10,10 +10,11 @@ export const PATHS: Record<string, string> = {
   parent: '/parents',
   child: '/children',
   'parent-to-child-association': '/parent-to-child-association',
+  note: '/notes',
 }
 
 export const RELATIONSHIPS: Record<string, string[]> = {
-  user: ['computers', 'group', 'bio', 'posts', 'workplace'],
+  user: ['computers', 'group', 'bio', 'posts', 'workplace', 'notes'],
   computer: ['owner', 'user'],
   user_bio: ['user'],
   post: ['user'],
@@ -22,6 +23,7 @@ export const RELATIONSHIPS: Record<string, string[]> = {
   parent: ['children', 'kids'],
   child: ['parents', 'guardians'],
   'parent-to-child-association': ['parent', 'child'],
+  note: ['owner'],
 }
 
 /** A resource object as the library writes it: its links and every relationship's links (with `data` when given). */

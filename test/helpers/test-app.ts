@@ -31,7 +31,7 @@ export interface TestApp {
   readonly snapshot: () => Promise<Record<string, unknown[]>>
 }
 
-const TABLES = ['parent_to_child_associations', 'parents', 'children', 'posts', 'user_bios', 'workplaces', 'computers', 'users', 'groups', 'photos']
+const TABLES = ['notes', 'parent_to_child_associations', 'parents', 'children', 'posts', 'user_bios', 'workplaces', 'computers', 'users', 'groups', 'photos']
 
 /** Starts the example app on its own database; `teardown` closes both. */
 export async function startTestApp (teardown: (fn: () => Promise<void>) => void): Promise<TestApp> {

@@ -45,7 +45,7 @@ function relationshipLinks (self: string, names: readonly string[]): Record<stri
   return Object.fromEntries(names.map((name) => [name, { links: { self: `${self}/relationships/${name}`, related: `${self}/${name}` } }]))
 }
 
-const USER_RELATIONSHIPS = ['computers', 'group', 'bio', 'posts', 'workplace']
+const USER_RELATIONSHIPS = ['computers', 'group', 'bio', 'posts', 'workplace', 'notes']
 
 function userBody (attributes: Record<string, unknown>, relationships?: Record<string, unknown>): unknown {
   return { data: { type: 'user', attributes, ...(relationships === undefined ? {} : { relationships }) } }

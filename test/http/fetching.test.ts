@@ -49,7 +49,7 @@ t.test('GET a collection: data, links, meta.count, jsonapi, default order by id'
   t.match(ada.attributes.date_create, /^\d{4}-\d{2}-\d{2}$/)
   t.same(ada.links, { self: '/users/1' })
   t.same(ada.relationships.computers, { links: { self: '/users/1/relationships/computers', related: '/users/1/computers' } }, 'no linkage unless included')
-  t.same(Object.keys(ada.relationships), ['computers', 'group', 'bio', 'posts', 'workplace'])
+  t.same(Object.keys(ada.relationships), ['computers', 'group', 'bio', 'posts', 'workplace', 'notes'])
 })
 
 t.test('display_name follows the set names', async (t) => {

@@ -87,7 +87,7 @@ t.test('PATCH is a partial update: only the attributes sent change', async (t) =
       id: '1',
       attributes: { ...ADA, age: 37, email: 'countess@example.org', words: ['c'] },
       links: { self: '/users/1' },
-      relationships: Object.fromEntries(['computers', 'group', 'bio', 'posts', 'workplace']
+      relationships: Object.fromEntries(['computers', 'group', 'bio', 'posts', 'workplace', 'notes']
         .map((name) => [name, { links: { self: `/users/1/relationships/${name}`, related: `/users/1/${name}` } }])),
     },
     links: { self: '/users/1' },

@@ -62,6 +62,11 @@ export class KyselyRepository implements Repository {
     this.#db = db
   }
 
+  /** The Kysely instance (or transaction) this repository runs on. */
+  get kysely (): Kysely<any> {
+    return this.#db
+  }
+
   async #run<T> (work: () => Promise<T>): Promise<T> {
     try {
       return await work()
