@@ -23,7 +23,10 @@ function isFilterNode (value: unknown): value is FilterNode {
 export class QueryComposer {
   readonly #graph: ResourceGraph
   readonly #context: unknown
+  /** Each type's scope, expanded (see {@link QueryComposer.scope}). */
   readonly #scopes = new Map<ResolvedResource, FilterNode | undefined>()
+  /** Each type's scope as its hook returned it. */
+  readonly #raw = new Map<ResolvedResource, FilterNode | undefined>()
 
   constructor (graph: ResourceGraph, context: unknown) {
     this.#graph = graph
@@ -37,38 +40,57 @@ export class QueryComposer {
 
   /** The scope of a type for this request: undefined when the request may see every row. */
   scope (resource: ResolvedResource): FilterNode | undefined {
+    if (resource.hooks.scope === undefined) return undefined
+    if (!this.#scopes.has(resource)) this.#scopes.set(resource, this.#expand(resource, [resource]))
+    return this.#scopes.get(resource)
+  }
+
+  /** What the type's `scope` hook returns, normalised (undefined: every row); evaluated once per request. */
+  #own (resource: ResolvedResource): FilterNode | undefined {
     const hook = resource.hooks.scope
     if (hook === undefined) return undefined
-    if (this.#scopes.has(resource)) return this.#scopes.get(resource)
+    if (this.#raw.has(resource)) return this.#raw.get(resource)
     const result: unknown = hook.call(resource.hooks, this.#context, createFilterBuilder(this.#graph, resource))
     let scope: FilterNode | undefined
     if (result === undefined || result === true) scope = undefined
     else if (result === false) scope = constantNode(false)
     else if (isFilterNode(result)) scope = result.kind === 'constant' && result.value ? undefined : result
     else throw new Error(`fastify-jsonapi: the scope of '${resource.type}' must return a condition (built with \`where\`), true or false`)
-    this.#scopes.set(resource, scope)
+    this.#raw.set(resource, scope)
     return scope
   }
 
   /**
+   * The type's own scope with the scopes of the types its relationship conditions reach (a task visible only when its
+   * project is: `where.has('project')`). `path` holds the types being expanded: where scopes reach each other in a
+   * cycle, the repeated type's own condition is used without expanding it again.
+   */
+  #expand (resource: ResolvedResource, path: readonly ResolvedResource[]): FilterNode | undefined {
+    const own = this.#own(resource)
+    return own === undefined ? undefined : this.#scopeInside(own, path)
+  }
+
+  /**
    * `condition` on rows of `resource`, ANDed with the type's scope, and with the scope of each type the condition
-   * reaches through a relationship filter. (A scope's own relationship conditions are not scoped again: a scope says
-   * itself what it means.)
+   * reaches through a relationship filter.
    */
   where (resource: ResolvedResource, condition?: FilterNode): FilterNode | undefined {
     const scope = this.scope(resource)
-    const scoped = condition === undefined ? undefined : this.#scopeInside(condition)
+    const scoped = condition === undefined ? undefined : this.#scopeInside(condition, [])
     if (scope === undefined) return scoped
     return scoped === undefined ? scope : andNode([scope, scoped])
   }
 
-  #scopeInside (condition: FilterNode): FilterNode {
+  #scopeInside (condition: FilterNode, path: readonly ResolvedResource[]): FilterNode {
     return transformFilter(condition, {
       exists: (node, rewrite) => {
         const inner = node.where === undefined ? undefined : rewrite(node.where)
-        const scope = this.scope(node.target)
+        const target = node.target
+        const scope = path.length === 0
+          ? this.scope(target)
+          : path.includes(target) ? this.#own(target) : this.#expand(target, [...path, target])
         const where = scope === undefined ? inner : inner === undefined ? scope : andNode([scope, inner])
-        return where === node.where ? node : existsNode(node.relationship, node.target, where)
+        return where === node.where ? node : existsNode(node.relationship, target, where)
       },
     })
   }

@@ -1,11 +1,11 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { defineResource, KyselyRepository } from '../../../lib/index.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { readFilter } from '../../../lib/request/read-filter.js'
 import { sortNode } from '../../../lib/query/query-tree.js'
-import type { FilterNode } from '../../../lib/query/filter-nodes.js'
+import { compareNode, constantNode, referencesNode, type FilterNode } from '../../../lib/query/filter-nodes.js'
 import type { QueryLayer } from '../../../lib/repository/repository.js'
 import type { ResolvedResource } from '../../../lib/schema/resolved.js'
 import { openTestDatabase } from '../../helpers/database.js'
@@ -100,4 +100,44 @@ t.test('sort by a to-one path is a correlated subquery', async (t) => {
   const rows = await repository.findMany(layer(part, { sort: [sortNode([{ relationship, target: sample }], ratio, true)] }))
   t.same(rows.map((row) => row.id), [3, 1, 2])
   t.match(counter.statements[0], /order by \(select "s1"\."ratio" from "samples" as "s1" where "s1"\."id" = "r0"\."sample_id" limit 1\) desc, "r0"\."id" asc/)
+})
+
+t.test('references: linkage compared without reading the related table (foreign key), or through its key (inverse)', async (t) => {
+  const part = graph.getResource('part')
+  const owner = part.relationships.get('sample')
+  const parts = sample.relationships.get('parts')
+  if (owner === undefined || parts === undefined) throw new Error('declarations')
+  const idsOf = async (resource: ResolvedResource, where: FilterNode) => (await repository.findMany(layer(resource, { where }))).map((row) => row.id)
+  counter.reset()
+  t.same(await idsOf(part, referencesNode(owner, sample, ['1'])), [1, 2])
+  t.match(counter.statements[0], /where "r0"\."sample_id" = \$1 order/)
+  t.same(await idsOf(part, referencesNode(owner, sample, ['1', '2'])), [1, 2, 3])
+  t.same(await idsOf(part, referencesNode(owner, sample, [])), [])
+  t.same(await idsOf(sample, referencesNode(parts, part, ['3'])), [2])
+  t.same(await idsOf(sample, referencesNode(parts, part, null)), [3], 'null: linked to none')
+  t.same(await idsOf(sample, constantNode(false)), [])
+  t.same(await idsOf(sample, constantNode(true)), [1, 2, 3])
+})
+
+t.test('writes address only rows within the target\'s scope; link changes leave rows outside it alone', async (t) => {
+  const part = graph.getResource('part')
+  const parts = sample.relationships.get('parts')
+  const label = part.attributes.get('label')
+  if (parts === undefined || label === undefined) throw new Error('declarations')
+  const onlyX = compareNode(label, 'eq', 'x')
+  const partsOf = async (on: Kysely<any> = db) => (await sql<{ id: number; sample_id: number | null }>`select id, sample_id from sample_parts order by id`.execute(on)).rows
+  await repository.transaction(async (trx) => {
+    const inside = trx.kysely as Kysely<any>
+    t.equal(await trx.update({ resource: part, id: '2', scope: onlyX }, { label: 'z' }, []), undefined, 'a row outside the scope is not updated')
+    t.equal(await trx.delete({ resource: part, id: '2', scope: onlyX }), false, 'nor deleted')
+    await trx.replaceLinks({ resource: sample, id: '1', scope: undefined }, parts, { resource: part, ids: [], scope: onlyX })
+    t.same(await partsOf(inside), [{ id: 1, sample_id: null }, { id: 2, sample_id: 1 }, { id: 3, sample_id: 2 }], 'only the linked part within the scope is unlinked')
+    await trx.addLinks({ resource: sample, id: '1', scope: undefined }, parts, { resource: part, ids: ['3'], scope: onlyX })
+    t.same((await partsOf(inside))[2], { id: 3, sample_id: 1 }, 'a part within the scope is linked')
+    throw new Error('roll back')
+  }).catch((error: Error) => { if (error.message !== 'roll back') throw error })
+  t.same(await partsOf(), [{ id: 1, sample_id: 1 }, { id: 2, sample_id: 1 }, { id: 3, sample_id: 2 }])
+  counter.reset()
+  await repository.update({ resource: part, id: '1', scope: onlyX }, { label: 'x' }, [])
+  t.match(counter.statements[0], /^update "sample_parts" as "r0" set "label" = \$1 where "r0"\."id" = \$2 and "r0"\."label" = \$3 returning/)
 })
