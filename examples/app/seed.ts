@@ -112,5 +112,14 @@ export async function seed (db: Kysely<any>): Promise<void> {
       // Serialized explicitly: `pg` would send a JavaScript array as a PostgreSQL array, not as JSON.
       .values({ name: 'Sunset', words: JSON.stringify({ sky: 'orange', tags: ['sea', 'evening'] }) })
       .execute()
+
+    // Private notes: each is visible only with `X-User-Id` naming its owner.
+    await trx
+      .insertInto('notes')
+      .values([
+        { text: 'Bernoulli numbers: check the table again', owner_id: ada.id },
+        { text: 'Find the moth', owner_id: grace.id },
+      ])
+      .execute()
   })
 }
