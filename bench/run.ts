@@ -114,8 +114,11 @@ function requestsOf (scenario: Scenario, tag: string): autocannon.Request[] {
 
 // --- servers ---------------------------------------------------------------------------------------------------
 
-type ServerName = 'library' | 'hand-written'
-const SERVER_NAMES: readonly ServerName[] = ['library', 'hand-written']
+type ServerName = 'library' | 'library-scoped' | 'hand-written'
+/** The library, the library with a scope on every benchmarked type (`servers/library-scoped.ts`), the reference. */
+const SERVER_NAMES: readonly ServerName[] = ['library', 'library-scoped', 'hand-written']
+/** The least acceptable ratio scoped req/s ÷ unscoped req/s: a scope may cost at most 5 %. */
+const SCOPE_TARGET = 0.95
 
 interface RunningServer {
   readonly name: ServerName
@@ -305,10 +308,10 @@ async function verify (url: string, scenarios: readonly Scenario[]): Promise<str
   }
   const notes: string[] = []
   for (const scenario of scenarios) {
-    const library = answers.get('library')!.get(scenario.id)!
     const hand = answers.get('hand-written')!.get(scenario.id)!
     const expected = scenario.method === 'GET' ? 200 : 201
-    for (const [name, answer] of [['library', library], ['hand-written', hand]] as const) {
+    for (const name of SERVER_NAMES) {
+      const answer = answers.get(name)!.get(scenario.id)!
       expect(answer.status === expected, `${scenario.label}: the ${name} server answered ${answer.status}, not ${expected}: ${answer.text.slice(0, 300)}`)
       expect(answer.contentType.startsWith(MEDIA_TYPE), `${scenario.label}: the ${name} server answered Content-Type "${answer.contentType}"`)
       if (scenario.method === 'POST') {
@@ -316,12 +319,15 @@ async function verify (url: string, scenarios: readonly Scenario[]): Promise<str
           `${scenario.label}: the ${name} server's Location (${answer.location}) is not the new resource's self link`)
       }
     }
-    const [a, b] = scenario.method === 'GET' ? [library.body, hand.body] : [withoutId(library), withoutId(hand)]
-    const difference = firstDifference(a, b)
-    if (difference !== undefined) throw new Error(`${scenario.label}: the hand-written document differs from the library's at ${difference}`)
-    deepStrictEqual(b, a, `${scenario.label}: the hand-written document differs from the library's`)
-    const same = scenario.method === 'GET' ? library.text === hand.text : JSON.stringify(a) === JSON.stringify(b)
-    notes.push(`${scenario.label}: same document${same ? ', byte for byte' : ' (member order differs)'} (${library.text.length} bytes)`)
+    for (const name of ['library', 'library-scoped'] as const) {
+      const library = answers.get(name)!.get(scenario.id)!
+      const [a, b] = scenario.method === 'GET' ? [library.body, hand.body] : [withoutId(library), withoutId(hand)]
+      const difference = firstDifference(a, b)
+      if (difference !== undefined) throw new Error(`${scenario.label}: the hand-written document differs from the ${name} server's at ${difference}`)
+      deepStrictEqual(b, a, `${scenario.label}: the hand-written document differs from the ${name} server's`)
+      const same = scenario.method === 'GET' ? library.text === hand.text : JSON.stringify(a) === JSON.stringify(b)
+      notes.push(`${scenario.label}: ${name} and hand-written answer the same document${same ? ', byte for byte' : ' (member order differs)'} (${library.text.length} bytes)`)
+    }
   }
   return notes
 }
@@ -394,6 +400,7 @@ async function measure (name: ServerName, url: string, scenario: Scenario, round
 interface Row {
   readonly scenario: Scenario
   readonly library: Measurement
+  readonly scoped: Measurement
   readonly hand: Measurement
 }
 
@@ -402,6 +409,28 @@ const DIAGNOSTIC_HEADERS = ['scenario', 'library req/s per run', 'hand-written r
 
 function ratioOf (row: Row): number {
   return row.library.requestsPerSecond / row.hand.requestsPerSecond
+}
+
+const SCOPE_HEADERS = ['scenario', 'unscoped req/s', 'scoped req/s', 'scoped ÷ unscoped', 'unscoped p99 (ms)', 'scoped p99 (ms)', 'CPU ratio', 'target', 'result']
+
+function scopeRatioOf (row: Row): number {
+  return row.scoped.requestsPerSecond / row.library.requestsPerSecond
+}
+
+/** What a scope on the benchmarked types costs: the scoped library against the unscoped one, in the same rounds. */
+function scopeCells (row: Row): string[] {
+  const ratio = scopeRatioOf(row)
+  return [
+    row.scenario.label,
+    integer(row.library.requestsPerSecond),
+    integer(row.scoped.requestsPerSecond),
+    `${ratio.toFixed(2)}×`,
+    milliseconds(row.library.p99),
+    milliseconds(row.scoped.p99),
+    `${(row.scoped.cpuPerRequest / row.library.cpuPerRequest).toFixed(2)}×`,
+    `≥ ${SCOPE_TARGET.toFixed(2)}×`,
+    ratio >= SCOPE_TARGET ? 'ok' : 'below',
+  ]
 }
 
 function integer (value: number): string {
@@ -475,9 +504,9 @@ function writeResults (rows: readonly Row[], postgresVersion: string, started: D
     `- PostgreSQL: ${postgresVersion}`,
     `- Data: the example app's schema, ${USERS.toLocaleString('en-US')} users × ${COMPUTERS_PER_USER} computers, in a fresh database`,
     `- Load: autocannon, ${CONNECTIONS} connections; per server and scenario ${ROUNDS} run${ROUNDS === 1 ? '' : 's'} ` +
-      `(${WARMUP} s warm-up, then ${DURATION} s measured), the servers alternating (library first in odd rounds, ` +
-      'hand-written first in even ones); each run a fresh server process on 127.0.0.1, alone; a `pg` pool of ' +
-      `${POOL_SIZE} connections in both`,
+      `(${WARMUP} s warm-up, then ${DURATION} s measured), the servers alternating (library, scoped library, ` +
+      'hand-written in odd rounds, the reverse in even ones); each run a fresh server process on 127.0.0.1, alone; a `pg` pool of ' +
+      `${POOL_SIZE} connections in each`,
     `- Load average (1 min) at the start and at the end: ${loads.map((load) => load.toFixed(2)).join(' → ')} ` +
       '(other processes on the machine slow both servers down)',
     '- req/s: mean of the runs\' mean req/s; p99: the worst run\'s 99th percentile latency; ' +
@@ -489,6 +518,11 @@ function writeResults (rows: readonly Row[], postgresVersion: string, started: D
       '(CPU ratio: library ÷ hand-written, above 1× the library spends more CPU per request).',
     '',
     markdownTable(DIAGNOSTIC_HEADERS, rows.map(diagnosticCells)),
+    '',
+    'The cost of a scope: the library with a scope on `user` (`status <> $1`) and on `computer` (`EXISTS` of a ' +
+      'visible owner) against the library without (CPU ratio: scoped ÷ unscoped CPU time per request).',
+    '',
+    markdownTable(SCOPE_HEADERS, rows.map(scopeCells)),
     '',
     'Checked before measuring:',
     '',
@@ -542,10 +576,10 @@ async function main (): Promise<number> {
   const loads = [os.loadavg()[0]]
   const rows: Row[] = []
   for (const scenario of scenarios) {
-    const runs: Record<ServerName, Run[]> = { library: [], 'hand-written': [] }
+    const runs: Record<ServerName, Run[]> = { library: [], 'library-scoped': [], 'hand-written': [] }
     process.stdout.write(`${scenario.label}:`)
     for (let round = 0; round < ROUNDS; round++) {
-      // Alternate who goes first (library, hand-written, hand-written, library, …) so drift hits both alike.
+      // Alternate the order (library, scoped, hand-written, then the reverse, …) so drift hits every server alike.
       const order = round % 2 === 0 ? SERVER_NAMES : [...SERVER_NAMES].reverse()
       for (const name of order) {
         const run = await measure(name, url, scenario, round)
@@ -554,19 +588,23 @@ async function main (): Promise<number> {
       }
     }
     process.stdout.write('\n')
-    rows.push({ scenario, library: combine(runs.library), hand: combine(runs['hand-written']) })
+    rows.push({ scenario, library: combine(runs.library), scoped: combine(runs['library-scoped']), hand: combine(runs['hand-written']) })
   }
 
   console.log('')
   console.log(textTable(HEADERS, rows.map(cells)))
   console.log('')
   console.log(textTable(DIAGNOSTIC_HEADERS, rows.map(diagnosticCells)))
+  console.log('')
+  console.log(textTable(SCOPE_HEADERS, rows.map(scopeCells)))
   loads.push(os.loadavg()[0])
   const file = writeResults(rows, postgresVersion, started, checks, loads)
   console.log(`\nwritten to ${path.relative(process.cwd(), file)}`)
   const below = rows.filter((row) => ratioOf(row) < row.scenario.target)
   if (below.length > 0) console.log(`below target: ${below.map((row) => row.scenario.label).join(', ')}`)
-  return STRICT && below.length > 0 ? 1 : 0
+  const costly = rows.filter((row) => scopeRatioOf(row) < SCOPE_TARGET)
+  if (costly.length > 0) console.log(`a scope costs more than 5 % on: ${costly.map((row) => row.scenario.label).join(', ')}`)
+  return STRICT && (below.length > 0 || costly.length > 0) ? 1 : 0
 }
 
 let exitCode = 1

@@ -13,7 +13,7 @@ import { openDatabase, serve } from './serve.js'
 const MEDIA_TYPE = 'application/vnd.api+json'
 const JSONAPI = { version: '1.0' }
 const USER_COLUMNS = ['id', 'name', 'first_name', 'last_name', 'email', 'age', 'status', 'birth_date', 'gender', 'words', 'date_create']
-const USER_RELATIONSHIPS = ['computers', 'group', 'bio', 'posts', 'workplace']
+const USER_RELATIONSHIPS = ['computers', 'group', 'bio', 'posts', 'workplace', 'notes']
 const COMPUTER_RELATIONSHIPS = ['owner', 'user']
 const DEFAULT_PAGE_SIZE = 30
 const MAX_PAGE_SIZE = 1000

@@ -66,11 +66,22 @@ function fail (resource: ResolvedResource, detail: string): Error {
   return new Error(`fastify-jsonapi: a condition on '${resource.type}': ${detail}`)
 }
 
+const BUILDERS = new WeakMap<ResolvedResource, FilterBuilder<any, any>>()
+
 /**
- * The {@link FilterBuilder} of a resource. A name that is not an attribute, `id` or a relationship of the resource
- * throws (a programming error, not a client's).
+ * The {@link FilterBuilder} of a resource, built once per resource (it holds no state). A name that is not an
+ * attribute, `id` or a relationship of the resource throws (a programming error, not a client's).
  */
-export function createFilterBuilder (graph: ResourceGraph, resource: ResolvedResource): FilterBuilder<any, any> {
+export function filterBuilderOf (graph: ResourceGraph, resource: ResolvedResource): FilterBuilder<any, any> {
+  let builder = BUILDERS.get(resource)
+  if (builder === undefined) {
+    builder = Object.freeze(createFilterBuilder(graph, resource))
+    BUILDERS.set(resource, builder)
+  }
+  return builder
+}
+
+function createFilterBuilder (graph: ResourceGraph, resource: ResolvedResource): FilterBuilder<any, any> {
   const attribute = (name: string): ResolvedAttribute => {
     const found = name === 'id' ? resource.idAttribute : resource.attributes.get(name)
     if (found === undefined || found.column === undefined) throw fail(resource, `'${name}' is not a stored attribute`)
@@ -106,7 +117,7 @@ export function createFilterBuilder (graph: ResourceGraph, resource: ResolvedRes
     has (name, where) {
       const found = relationship(name)
       const target = graph.getResource(found.targetType)
-      return existsNode(found, target, where === undefined ? undefined : where(createFilterBuilder(graph, target)))
+      return existsNode(found, target, where === undefined ? undefined : where(filterBuilderOf(graph, target)))
     },
     references (name, ids) {
       const found = relationship(name)

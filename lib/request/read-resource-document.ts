@@ -118,7 +118,10 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
   for (const [name, value] of Object.entries(raw)) {
     const attribute = resource.attributes.get(name)
     const inSchema = Object.prototype.hasOwnProperty.call(schema.properties, name)
-    if (attribute !== undefined && !inSchema && (attribute.readOnly || (mode === 'update' && attribute.createOnly))) {
+    // A hidden attribute that clients cannot write either does not exist for them: it is an unknown field (below),
+    // so that an error does not reveal it.
+    const secret = attribute !== undefined && attribute.hidden && attribute.readOnly
+    if (attribute !== undefined && !secret && !inSchema && (attribute.readOnly || (mode === 'update' && attribute.createOnly))) {
       refused.add(name)
       problems.push(errorInit('FJA_READ_ONLY_FIELD', {
         detail: attribute.readOnly ? `'${name}' is set by the server and cannot be written` : `'${name}' can only be set when the resource is created`,

@@ -3,7 +3,7 @@ import type { IncludeNode, QueryTree, SortNode } from '../query/query-tree.js'
 import { sortNode } from '../query/query-tree.js'
 import { andNode, compareNode, constantNode, existsNode, type FilterNode } from '../query/filter-nodes.js'
 import { transformFilter } from '../query/transform-filter.js'
-import { createFilterBuilder } from '../query/filter-builder.js'
+import { filterBuilderOf } from '../query/filter-builder.js'
 import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, WriteTarget } from '../repository/repository.js'
 import { selectionOf } from './selection.js'
 
@@ -50,7 +50,7 @@ export class QueryComposer {
     const hook = resource.hooks.scope
     if (hook === undefined) return undefined
     if (this.#raw.has(resource)) return this.#raw.get(resource)
-    const result: unknown = hook.call(resource.hooks, this.#context, createFilterBuilder(this.#graph, resource))
+    const result: unknown = hook.call(resource.hooks, this.#context, filterBuilderOf(this.#graph, resource))
     let scope: FilterNode | undefined
     if (result === undefined || result === true) scope = undefined
     else if (result === false) scope = constantNode(false)

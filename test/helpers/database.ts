@@ -28,16 +28,20 @@ export interface TestDatabase {
   readonly close: () => Promise<void>
 }
 
+/** Migrates a test database (`schema`: where the migrator keeps its tables on PostgreSQL). */
+export type Migrate = (db: Kysely<any>, options?: { schema?: string }) => Promise<void>
+
 /**
- * Opens the example app's database for a test file: embedded PGlite by default; with `DATABASE_URL`, a schema of
- * its own on that server (dropped on close), so test files can run in parallel.
+ * Opens a database for a test file, migrated by `migrate` (the example app's migrations by default): embedded PGlite
+ * by default; with `DATABASE_URL`, a schema of its own on that server (dropped on close), so test files can run in
+ * parallel.
  */
-export async function openTestDatabase (): Promise<TestDatabase> {
+export async function openTestDatabase (migrate: Migrate = migrateToLatest): Promise<TestDatabase> {
   const counter = new StatementCounter()
   const url = process.env.DATABASE_URL
   if (url === undefined || url === '') {
     const embedded = await createEmbeddedDatabase<any>({ log: counter.log })
-    await migrateToLatest(embedded.db)
+    await migrate(embedded.db)
     return { db: embedded.db, counter, close: embedded.close }
   }
   const schema = `test_${randomBytes(6).toString('hex')}`
@@ -47,7 +51,7 @@ export async function openTestDatabase (): Promise<TestDatabase> {
   await admin.end()
   const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 4 })
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }), log: counter.log })
-  await migrateToLatest(db, { schema })
+  await migrate(db, { schema })
   return {
     db,
     counter,

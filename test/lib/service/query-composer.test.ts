@@ -5,7 +5,7 @@ import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { readFilter } from '../../../lib/request/read-filter.js'
 import { readQuery } from '../../../lib/request/read-query.js'
 import { QueryComposer } from '../../../lib/service/query-composer.js'
-import { createFilterBuilder } from '../../../lib/query/filter-builder.js'
+import { filterBuilderOf } from '../../../lib/query/filter-builder.js'
 
 interface Context { readonly team: string | undefined }
 const define = defineResourceFor<Context>()
@@ -126,7 +126,7 @@ t.test('transformFilter rewrites the kinds it names and shares what it does not 
 })
 
 t.test('the condition builder checks names when the condition is built', async (t) => {
-  const where = createFilterBuilder(graph, project)
+  const where = filterBuilderOf(graph, project)
   t.same(printFilter(where.references('team', ['1', 2])), { references: { relationship: 'team', ids: ['1', '2'] } })
   t.same(printFilter(where.or()), { constant: false })
   t.same(printFilter(where.and()), { constant: true })
