@@ -14,6 +14,8 @@
  * - `BENCH_SCENARIOS`   comma-separated scenario ids to run (default all: read,list,read-include,list-include,create)
  * - `BENCH_PROFILE`     a directory: run the servers under `node --cpu-prof`, profiles in `<dir>/<server>-<scenario>/`
  *                       (summarize one with `node --import tsx bench/profile-summary.ts <dir>/<server>-<scenario>`)
+ * - `BENCH_SCOPE`       the scoped library's scopes: `column` (default; a column compared with a context value) or
+ *                       `exists` (computers visible through a visible owner: an EXISTS per row)
  * - `BENCH_STRICT=1`    exit 1 when a scenario is below its target
  */
 import { deepStrictEqual } from 'node:assert/strict'
@@ -519,8 +521,9 @@ function writeResults (rows: readonly Row[], postgresVersion: string, started: D
     '',
     markdownTable(DIAGNOSTIC_HEADERS, rows.map(diagnosticCells)),
     '',
-    'The cost of a scope: the library with a scope on `user` (`status <> $1`) and on `computer` (`EXISTS` of a ' +
-      'visible owner) against the library without (CPU ratio: scoped ÷ unscoped CPU time per request).',
+    `The cost of a scope (BENCH_SCOPE=${process.env.BENCH_SCOPE ?? 'column'}): the library with a scope on \`user\` and on ` +
+      '`computer` (see bench/servers/library-scoped.ts) against the library without, in the same rounds ' +
+      '(CPU ratio: scoped ÷ unscoped CPU time per request).',
     '',
     markdownTable(SCOPE_HEADERS, rows.map(scopeCells)),
     '',

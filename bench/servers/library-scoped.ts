@@ -1,20 +1,31 @@
 /**
- * The benchmarked library with scopes: the example application's resources, with a scope on both benchmarked types,
- * to measure what a scope costs. `user`: rows whose `status` is not the context's hidden status; `computer`: rows
- * whose owner is a visible user (`where.has('owner')`, which carries the user's scope, an `EXISTS`). No seeded row is
- * outside them, so the documents are the same as the unscoped library's and the hand-written server's. Started by
- * `bench/run.ts` as a child process; see `serve.ts`.
+ * The benchmarked library with scopes: the example application's resources with a scope on both benchmarked types,
+ * to measure what a scope costs. No seeded row is outside the scopes, so the documents are the same as the unscoped
+ * library's and the hand-written server's. `BENCH_SCOPE` picks the scopes' shape:
+ *
+ * - `column` (default): what most scopes are, a column compared with a value of the context (an owner, a tenant):
+ *   `user` → `"r0"."status" <> $1`, `computer` → `"r0"."serial" <> $1`.
+ * - `exists`: `computer` is visible through its owner (`where.has('owner')`, an `EXISTS` over a visible user), so
+ *   every statement that reads computers runs a semi-join per row.
+ *
+ * Started by `bench/run.ts` as a child process; see `serve.ts`.
  */
 import Fastify from 'fastify'
 import { jsonApi, type AnyResourceDeclaration } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
 import { openDatabase, serve } from './serve.js'
 
-interface BenchContext { readonly hiddenStatus: string }
+interface BenchContext { readonly hidden: string }
+type Scope = NonNullable<AnyResourceDeclaration['hooks']>['scope']
 
-const scopes: Record<string, NonNullable<AnyResourceDeclaration['hooks']>['scope']> = {
-  user: (context: BenchContext, where) => where.ne('status', context.hiddenStatus),
-  computer: (_context: BenchContext, where) => where.has('owner'),
+const shape = process.env.BENCH_SCOPE ?? 'column'
+if (shape !== 'column' && shape !== 'exists') throw new Error(`BENCH_SCOPE must be 'column' or 'exists', got "${shape}"`)
+
+const scopes: Record<string, Scope> = {
+  user: (context: BenchContext, where) => where.ne('status', context.hidden),
+  computer: shape === 'column'
+    ? (context: BenchContext, where) => where.ne('serial', context.hidden)
+    : (_context: BenchContext, where) => where.has('owner'),
 }
 
 const scoped = resources.map((resource: AnyResourceDeclaration) => {
@@ -25,7 +36,7 @@ const scoped = resources.map((resource: AnyResourceDeclaration) => {
 const db = openDatabase()
 try {
   const app = Fastify({ logger: false })
-  await app.register(jsonApi, { db, resources: scoped, context: () => ({ hiddenStatus: 'banned' }) })
+  await app.register(jsonApi, { db, resources: scoped, context: () => ({ hidden: 'hidden' }) })
   await serve(app, db)
 } catch (error) {
   console.error(error)

@@ -74,7 +74,7 @@ export interface FilterOperatorContext<V> {
   readonly column: Expression<any>
   /** The filter's `val`, already checked against the operator's schema. */
   readonly value: V
-  /** Kysely's expression builder of the query. */
+  /** A Kysely expression builder (not bound to the query: build expressions with it, do not run queries). */
   readonly eb: ExpressionBuilder<any, any>
 }
 

@@ -1,4 +1,4 @@
-import { expressionBuilder, sql, type RawBuilder } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import type { ResolvedResource } from '../../schema/resolved.js'
 import type { SortNode } from '../../query/query-tree.js'
 import { compileFilter, type AliasCounter } from './compile-filter.js'
@@ -18,7 +18,7 @@ export function compileSort (node: SortNode, resource: ResolvedResource, alias: 
     const link = storage.kind === 'foreign-key'
       ? sql`${sql.ref(`${inner}.${target.idColumn}`)} = ${sql.ref(`${outer}.${storage.column}`)}`
       : sql`${sql.ref(`${inner}.${storage.kind === 'inverse' ? storage.column : target.idColumn}`)} = ${sql.ref(`${outer}.${owner.idColumn}`)}`
-    const scoped = where === undefined ? link : sql`${link} and ${compileFilter(expressionBuilder<any, any>(), where, target, inner, aliases)}`
+    const scoped = where === undefined ? link : sql`${link} and ${compileFilter(where, target, inner, aliases)}`
     return sql`(select ${value} from ${sql.table(target.table)} as ${sql.id(inner)} where ${scoped} limit 1)`
   }
   return expression(0, resource, alias)

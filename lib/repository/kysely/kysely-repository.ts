@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely'
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type {
@@ -6,44 +6,42 @@ import type {
 } from '../repository.js'
 import type { FilterNode } from '../../query/filter-nodes.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
-import { AliasCounter, anyOf, compileFilter } from './compile-filter.js'
+import { AliasCounter, EB, anyOf, compileFilter } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
 
 const OWNER = '__owner'
 /** The alias of the resource's own table in every statement. */
 const ROOT = 'r0'
 
-type Builder = ExpressionBuilder<any, any>
-
 /** Every required row exists, within its scope. */
-function exist (eb: Builder, requires: readonly RequiredRow[], aliases: AliasCounter): Expression<SqlBool> {
-  return eb.and(requires.map((required) => {
+function exist (requires: readonly RequiredRow[], aliases: AliasCounter): Expression<SqlBool> {
+  return EB.and(requires.map((required) => {
     const alias = aliases.take()
     const { resource, id, scope } = required
-    let scan = eb.selectFrom(`${resource.table} as ${alias}`)
+    let scan = EB.selectFrom(`${resource.table} as ${alias}`)
       .select(sql.lit(1).as('one'))
       .where(sql.ref(`${alias}.${resource.idColumn}`), '=', id)
-    if (scope !== undefined) scan = scan.where((sub) => compileFilter(sub, scope, resource, alias, aliases))
-    return eb.exists(scan)
+    if (scope !== undefined) scan = scan.where(compileFilter(scope, resource, alias, aliases))
+    return EB.exists(scan)
   }))
 }
 
 /** Adds `scope` over the row `alias` of `resource` to a statement's WHERE (nothing when there is no scope). */
-function within<B extends { where: (condition: (eb: Builder) => Expression<SqlBool>) => B }> (
+function within<B extends { where: (condition: Expression<SqlBool>) => B }> (
   builder: B, resource: ResolvedResource, alias: string, scope: FilterNode | undefined, aliases: AliasCounter,
 ): B {
-  return scope === undefined ? builder : builder.where((eb) => compileFilter(eb, scope, resource, alias, aliases))
+  return scope === undefined ? builder : builder.where(compileFilter(scope, resource, alias, aliases))
 }
 
 /** The related id column of a row of a join table or an inverse key's table is within the targets' scope. */
-function targetWithin (eb: Builder, targets: LinkTargets, idRef: string, aliases: AliasCounter): Expression<SqlBool> {
+function targetWithin (targets: LinkTargets, idRef: string, aliases: AliasCounter): Expression<SqlBool> {
   const { resource, scope } = targets
   if (scope === undefined) return sql<boolean>`true`
   const alias = aliases.take()
-  return eb.exists(eb.selectFrom(`${resource.table} as ${alias}`)
+  return EB.exists(EB.selectFrom(`${resource.table} as ${alias}`)
     .select(sql.lit(1).as('one'))
     .where(sql.ref(`${alias}.${resource.idColumn}`), '=', sql.ref(idRef))
-    .where((sub) => compileFilter(sub, scope, resource, alias, aliases)))
+    .where(compileFilter(scope, resource, alias, aliases)))
 }
 
 function stringId (value: unknown): string {
@@ -82,7 +80,7 @@ export class KyselyRepository implements Repository {
   #where (layer: QueryLayer, aliases: AliasCounter) {
     const builder = this.#db.selectFrom(`${layer.resource.table} as ${ROOT}`)
     const where = layer.where
-    return where === undefined ? builder : builder.where((eb) => compileFilter(eb, where, layer.resource, ROOT, aliases))
+    return where === undefined ? builder : builder.where(compileFilter(where, layer.resource, ROOT, aliases))
   }
 
   findMany (layer: QueryLayer): Promise<Row[]> {
@@ -135,7 +133,7 @@ export class KyselyRepository implements Repository {
           .where(`j.${storage.sourceKey}`, '=', anyOf(ownerIds))
       }
       const where = layer.where
-      if (where !== undefined) builder = builder.where((eb) => compileFilter(eb, where, target, ROOT, aliases))
+      if (where !== undefined) builder = builder.where(compileFilter(where, target, ROOT, aliases))
       const rows: Row[] = await builder.orderBy(`${ROOT}.${target.idColumn}`).execute()
       // The owner column stays in the row: nothing reads it but this.
       return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
@@ -152,7 +150,7 @@ export class KyselyRepository implements Repository {
         const aliases = new AliasCounter()
         return await this.#db.insertInto(resource.table)
           .columns(names)
-          .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where((eb) => exist(eb, requires, aliases)))
+          .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(exist(requires, aliases)))
           .returning(returning)
           .executeTakeFirst()
       }
@@ -177,7 +175,7 @@ export class KyselyRepository implements Repository {
       let builder = within(this.#db.updateTable(`${resource.table} as ${ROOT}`)
         .set(values)
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, aliases)
-      if (requires.length > 0) builder = builder.where((eb) => exist(eb, requires, aliases))
+      if (requires.length > 0) builder = builder.where(exist(requires, aliases))
       return await builder.returning(returning).executeTakeFirst()
     })
   }
@@ -221,7 +219,7 @@ export class KyselyRepository implements Repository {
       } else {
         let unlink = this.#db.deleteFrom(`${storage.table} as j`)
           .where(`j.${storage.sourceKey}`, '=', owner.id)
-        if (targets.scope !== undefined) unlink = unlink.where((eb) => targetWithin(eb, targets, `j.${storage.targetKey}`, aliases))
+        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(targets, `j.${storage.targetKey}`, aliases))
         if (keep.length > 0) unlink = unlink.where(`j.${storage.targetKey}`, '<>', sql`all(${sql.val([...keep])})`)
         await unlink.execute()
       }
@@ -275,7 +273,7 @@ export class KyselyRepository implements Repository {
         let unlink = this.#db.deleteFrom(`${storage.table} as j`)
           .where(`j.${storage.sourceKey}`, '=', owner.id)
           .where(`j.${storage.targetKey}`, '=', anyOf(targets.ids))
-        if (targets.scope !== undefined) unlink = unlink.where((eb) => targetWithin(eb, targets, `j.${storage.targetKey}`, aliases))
+        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(targets, `j.${storage.targetKey}`, aliases))
         await unlink.execute()
       }
     })
