@@ -13,6 +13,7 @@ export type {
   FilterOperatorContext,
   IdKind,
   InverseDeclaration,
+  NoDeclarations,
   ManyToManyDeclaration,
   RelationshipDeclaration,
   RelationshipDeclarations,

@@ -7,7 +7,8 @@
  * Foreign key columns are all indexed: by an explicit index, or by a unique constraint whose index starts with the
  * column (`user_bios.user_id`, `workplaces.user_id`, `parent_to_child_associations.parent_id`).
  */
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { sql, type Migration } from 'kysely'
+import { migrateWith } from '../shared/migrator.js'
 
 const migrations: Record<string, Migration> = {
   '0001_groups_and_users': {
@@ -153,27 +154,9 @@ const migrations: Record<string, Migration> = {
   },
 }
 
-/** The migrations above, for Kysely's `Migrator`. */
-class InCodeMigrationProvider implements MigrationProvider {
-  async getMigrations (): Promise<Record<string, Migration>> {
-    return migrations
-  }
-}
-
 /**
  * Brings the database schema up to date. Throws when a migration fails (the failing one is rolled back).
- *
- * @param options.schema the PostgreSQL schema of Kysely's migration tables, when the tables live outside `public`
- *   (the tests give each test file a schema of its own through `search_path`)
+ * `options.schema`: the PostgreSQL schema of Kysely's migration tables, when the tables live outside `public` (the
+ * tests give each test file a schema of its own through `search_path`).
  */
-export async function migrateToLatest (db: Kysely<any>, options: { schema?: string } = {}): Promise<void> {
-  const migrator = new Migrator({ db, provider: new InCodeMigrationProvider(), migrationTableSchema: options.schema })
-  const { error, results } = await migrator.migrateToLatest()
-  if (error !== undefined) {
-    const failed = results?.find((result) => result.status === 'Error')
-    const message = failed === undefined
-      ? 'database migration failed'
-      : `database migration "${failed.migrationName}" failed`
-    throw new Error(message, { cause: error })
-  }
-}
+export const migrateToLatest = migrateWith(migrations)

@@ -313,7 +313,9 @@ export interface ResourceDeclaration<
    * }
    * ```
    */
-  readonly hooks?: ResourceHooks<A, R, C>
+  // NoInfer: the attributes and relationships are inferred from their own members only, never from the hooks' types
+  // (hooks shared by several types, typed for what they need, must not narrow the declaration).
+  readonly hooks?: ResourceHooks<NoInfer<A>, NoInfer<R>, C>
 }
 
 /** No attributes, or no relationships: what a declaration without them has. */

@@ -31,6 +31,28 @@ export interface TestApp {
   readonly snapshot: () => Promise<Record<string, unknown[]>>
 }
 
+/**
+ * Sends a request to an app (a JSON body is serialized and sent as `application/vnd.api+json` unless a content type
+ * is given); every non-empty body must be a valid JSON:API 1.0 document (or atomic results), or this throws.
+ */
+export async function injectJsonApi (app: FastifyInstance, method: InjectOptions['method'], url: string, options: TestRequest = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) }
+  let payload: string | undefined
+  if (options.body !== undefined) {
+    payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
+    if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/vnd.api+json'
+  }
+  const response = await app.inject({ method, url, headers, payload })
+  const body = response.body === '' ? undefined : JSON.parse(response.body)
+  if (body !== undefined) {
+    const problems = 'atomic:results' in body ? atomicResultsErrors(body) : jsonApiSchemaErrors(body)
+    if (problems.length > 0) {
+      throw new Error(`${method} ${url} answered a document that is not valid JSON:API: ${JSON.stringify(problems.slice(0, 3))}\n${response.body}`)
+    }
+  }
+  return { status: response.statusCode, headers: response.headers, body }
+}
+
 const TABLES = ['notes', 'parent_to_child_associations', 'parents', 'children', 'posts', 'user_bios', 'workplaces', 'computers', 'users', 'groups', 'photos']
 
 /** Starts the example app on its own database; `teardown` closes both. */
@@ -46,23 +68,7 @@ export async function startTestApp (teardown: (fn: () => Promise<void>) => void)
     app,
     db: database.db,
     counter: database.counter,
-    async request (method, url, options = {}) {
-      const headers: Record<string, string> = { ...(options.headers ?? {}) }
-      let payload: string | undefined
-      if (options.body !== undefined) {
-        payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
-        if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/vnd.api+json'
-      }
-      const response = await app.inject({ method, url, headers, payload })
-      const body = response.body === '' ? undefined : JSON.parse(response.body)
-      if (body !== undefined) {
-        const problems = 'atomic:results' in body ? atomicResultsErrors(body) : jsonApiSchemaErrors(body)
-        if (problems.length > 0) {
-          throw new Error(`${method} ${url} answered a document that is not valid JSON:API: ${JSON.stringify(problems.slice(0, 3))}\n${response.body}`)
-        }
-      }
-      return { status: response.statusCode, headers: response.headers, body }
-    },
+    request: (method, url, options = {}) => injectJsonApi(app, method, url, options),
     async reset () {
       await sql`truncate ${sql.join(TABLES.map((table) => sql.table(table)))} restart identity cascade`.execute(database.db)
     },

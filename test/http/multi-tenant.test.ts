@@ -6,9 +6,8 @@ import { sql } from 'kysely'
 import { buildTenantApp } from '../../examples/multi-tenant/app.js'
 import { migrateToLatest } from '../../examples/multi-tenant/migrations.js'
 import { openTestDatabase } from '../helpers/database.js'
-import { atomicResultsErrors, jsonApiSchemaErrors } from '../helpers/jsonapi-schema.js'
 import { assertError, type ExpectedError } from '../helpers/assert-errors.js'
-import type { TestRequest, TestResponse } from '../helpers/test-app.js'
+import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
 
 const database = await openTestDatabase(migrateToLatest)
 const db = database.db
@@ -27,22 +26,8 @@ const TABLES = ['projects', 'members', 'labels', 'tasks', 'task_labels'] as cons
  * Sends a request as `tenant` (undefined: no `X-Tenant` header). Every body must be a valid JSON:API document (an
  * `atomic:results` one for a successful batch), or this throws and the test fails.
  */
-async function as (tenant: string | undefined, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, request: TestRequest = {}): Promise<TestResponse> {
-  const headers: Record<string, string> = { ...(request.headers ?? {}), ...(tenant === undefined ? {} : { 'x-tenant': tenant }) }
-  let payload: string | undefined
-  if (request.body !== undefined) {
-    payload = typeof request.body === 'string' ? request.body : JSON.stringify(request.body)
-    headers['content-type'] ??= 'application/vnd.api+json'
-  }
-  const response = await app.inject({ method, url, headers, payload })
-  const body = response.body === '' ? undefined : JSON.parse(response.body)
-  if (body !== undefined) {
-    const problems = 'atomic:results' in body ? atomicResultsErrors(body) : jsonApiSchemaErrors(body)
-    if (problems.length > 0) {
-      throw new Error(`${method} ${url} answered a document that is not valid JSON:API: ${JSON.stringify(problems.slice(0, 3))}\n${response.body}`)
-    }
-  }
-  return { status: response.statusCode, headers: response.headers, body }
+function as (tenant: string | undefined, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, request: TestRequest = {}): Promise<TestResponse> {
+  return injectJsonApi(app, method, url, { ...request, headers: { ...(request.headers ?? {}), ...(tenant === undefined ? {} : { 'x-tenant': tenant }) } })
 }
 
 /** An `/operations` batch as `tenant`. */

@@ -1,5 +1,5 @@
 /**
- * Opens the example application's database: PostgreSQL through `pg` when `DATABASE_URL` is set, an embedded
+ * Opens an example's database: PostgreSQL through `pg` when `DATABASE_URL` is set, an embedded
  * in-memory PGlite otherwise (fresh at every start).
  */
 import { Kysely, PostgresDialect, type KyselyConfig } from 'kysely'
