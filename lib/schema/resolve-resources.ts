@@ -115,6 +115,7 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
     attributes,
     relationships,
     visibleAttributes: Object.freeze([...attributes.values()].filter((attribute) => !attribute.hidden)),
+    allColumns: Object.freeze([...new Set([...attributes.values()].flatMap((attribute) => attribute.selects))]),
     routes: Object.freeze({
       list: routes.list ?? true,
       create: routes.create ?? true,

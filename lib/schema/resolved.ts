@@ -97,6 +97,8 @@ export interface ResolvedResource {
   readonly relationships: ReadonlyMap<string, ResolvedRelationship>
   /** Attributes rendered in responses, in declaration order. */
   readonly visibleAttributes: readonly ResolvedAttribute[]
+  /** The columns every attribute needs, hidden and derived ones too (what hooks read of a stored row). */
+  readonly allColumns: readonly string[]
   readonly routes: {
     readonly list: boolean
     readonly create: boolean

@@ -4,7 +4,7 @@ import { StorageError, type Repository, type RequiredRow } from '../repository/r
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Row } from '../schema/declaration.js'
 import type { Kysely } from 'kysely'
-import type { ExistingResourceEvent, HookEvent, StoredResource } from '../schema/hooks.js'
+import type { ExistingResourceEvent, HookEvent, StoredResource, WriteInput } from '../schema/hooks.js'
 import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
@@ -15,7 +15,7 @@ import { explainStorageError, type WriteContext } from './explain-storage-error.
 import type { ResultSet } from './result-set.js'
 import type { QueryComposer } from './query-composer.js'
 import { selectionOf } from './selection.js'
-import { allColumns, fromHookInput, hookInput, pointUnlocated, storedResource } from './write-hooks.js'
+import { fromHookInput, hookInput, pointUnlocated, storedResource } from './write-hooks.js'
 import {
   changeMembers, checkLinkRules, checkTargetsExist, checkWritable, foreignKeyGuards, foreignKeyValues, isStoredElsewhere, writeLinks,
 } from './relationship-writes.js'
@@ -124,7 +124,7 @@ export class ResourceService {
         throw jsonApiError('FJA_VALIDATION', { detail: `'${sent.id}' is not a valid '${resource.type}' id`, source: { pointer: `${base}/id` } })
       }
       checkWritable(this.#graph, sent.relationships, 'create')
-      const input = await service.#beforeCreate(resource, { ...sent, attributes: writableAttributes(resource, sent.attributes) }, base)
+      const input = await service.#inputHook('beforeCreate', resource, { ...sent, attributes: writableAttributes(resource, sent.attributes) }, () => service.#event(resource), base)
       if (input.id !== undefined && !isValidId(resource, input.id)) throw new Error(`fastify-jsonapi: the beforeCreate hook of '${resource.type}' set an invalid id '${input.id}'`)
       const values: Record<string, unknown> = {}
       for (const attribute of resource.attributes.values()) {
@@ -151,13 +151,26 @@ export class ResourceService {
     })
   }
 
-  async #beforeCreate (resource: ResolvedResource, input: ResourceInput, base: string): Promise<ResourceInput> {
-    const hook = resource.hooks.beforeCreate
+  /**
+   * Runs `beforeCreate` or `beforeUpdate` (when declared) on the input as hooks see it, and reads back what the hook
+   * changed or returned, checked against the declaration.
+   */
+  async #inputHook (name: 'beforeCreate' | 'beforeUpdate', resource: ResolvedResource, input: ResourceInput, event: () => HookEvent<unknown>, base: string): Promise<ResourceInput> {
+    const hook = resource.hooks[name] as ((input: WriteInput<any, any>, event: HookEvent<unknown>) => unknown) | undefined
     if (hook === undefined) return input
     const before = hookInput(input)
     const draft = hookInput(input)
-    const returned = await hook.call(resource.hooks, draft, this.#event(resource))
-    return fromHookInput(resource, 'beforeCreate', input, before, returned ?? draft, base)
+    const returned = await hook.call(resource.hooks, draft, event()) as WriteInput<any, any> | undefined
+    return fromHookInput(resource, name, input, before, returned ?? draft, base)
+  }
+
+  /**
+   * Before a `before*` hook of a change to an existing resource runs, the resource must be one the request can see:
+   * a hook never judges (or refuses, revealing it) a row that is invisible or does not exist — that is a 404.
+   */
+  async #visibleToHooks (resource: ResolvedResource, id: string, hooked: boolean): Promise<void> {
+    if (!isValidId(resource, id)) throw notFound(resource, id)
+    if (hooked) await this.assertVisible(resource, id)
   }
 
   /** Updates the attributes and relationships sent, and returns the resource as stored. */
@@ -165,16 +178,10 @@ export class ResourceService {
     const context: WriteContext = { resource, action: 'update', base }
     const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere)
     return this.#write(context, several, async (service, repository) => {
-      if (!isValidId(resource, id)) throw notFound(resource, id)
       checkWritable(this.#graph, sent.relationships, 'update')
-      let input: ResourceInput = { ...sent, attributes: writableAttributes(resource, sent.attributes) }
-      const hook = resource.hooks.beforeUpdate
-      if (hook !== undefined) {
-        const before = hookInput(input)
-        const draft = hookInput(input)
-        const returned = await hook.call(resource.hooks, draft, service.#existingEvent(resource, id))
-        input = fromHookInput(resource, 'beforeUpdate', input, before, returned ?? draft, base)
-      }
+      await service.#visibleToHooks(resource, id, resource.hooks.beforeUpdate !== undefined || resource.hooks.beforeLink !== undefined)
+      const writable = { ...sent, attributes: writableAttributes(resource, sent.attributes) }
+      const input = await service.#inputHook('beforeUpdate', resource, writable, () => service.#existingEvent(resource, id), base)
       await service.beforeLinks(resource, id, input.relationships, 'replace')
       const values: Record<string, unknown> = {}
       for (const [name, value] of Object.entries(input.attributes)) {
@@ -195,8 +202,8 @@ export class ResourceService {
   async replaceLinkage (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[]): Promise<void> {
     const several = resource.hasWriteHooks || inputs.some(isStoredElsewhere)
     await this.#write({ resource, action: 'update', base: '/data' }, several, async (service) => {
-      if (!isValidId(resource, id)) throw notFound(resource, id)
       checkWritable(this.#graph, inputs, 'update')
+      await service.#visibleToHooks(resource, id, resource.hooks.beforeLink !== undefined)
       await service.beforeLinks(resource, id, inputs, 'replace')
       await service.#link(resource, id, inputs, {}, [])
     })
@@ -240,15 +247,13 @@ export class ResourceService {
 
   /** What the hooks of a change to an existing resource receive; `current` reads it within the scope. */
   #existingEvent (resource: ResolvedResource, id: string): ExistingResourceEvent<any, unknown> {
-    return Object.defineProperties(this.#event(resource), {
-      id: { value: id, enumerable: true },
-      current: { value: () => this.current(resource, id), enumerable: true },
-    }) as ExistingResourceEvent<any, unknown>
+    // Object.assign onto the event keeps its `db` getter a getter (a spread would call it).
+    return Object.assign(this.#event(resource), { id, current: () => this.current(resource, id) })
   }
 
   /** A resource as stored, every attribute read, within the scope; 404 when the request cannot see it. */
   async current (resource: ResolvedResource, id: string): Promise<StoredResource<any>> {
-    const [row] = await this.#repository.findMany(this.#composer.detail(resource, id, PLAIN_QUERY, allColumns(resource)))
+    const [row] = await this.#repository.findMany(this.#composer.detail(resource, id, PLAIN_QUERY, resource.allColumns))
     if (row === undefined) throw notFound(resource, id)
     return storedResource(resource, id, row)
   }
@@ -285,7 +290,7 @@ export class ResourceService {
 
   /** The columns a write returns: the response's fieldset, or every attribute's when an `after*` hook reads them. */
   #writeColumns (resource: ResolvedResource, query: QueryTree, all: boolean): readonly string[] {
-    return all ? allColumns(resource) : selectionOf(resource, query.fields.get(resource.type)).columns
+    return all ? resource.allColumns : selectionOf(resource, query.fields.get(resource.type)).columns
   }
 
   /**
@@ -300,10 +305,10 @@ export class ResourceService {
   /** Deletes a resource; 404 when there is none the request can see, 409 when storage refuses because others reference it. */
   remove (resource: ResolvedResource, id: string): Promise<void> {
     return this.#write({ resource, action: 'delete', base: '/data' }, resource.hasWriteHooks, async (service, repository) => {
-      if (!isValidId(resource, id)) throw notFound(resource, id)
+      await service.#visibleToHooks(resource, id, resource.hooks.beforeDelete !== undefined)
       await resource.hooks.beforeDelete?.(service.#existingEvent(resource, id))
       if (!await repository.delete(this.#composer.target(resource, id))) throw notFound(resource, id)
-      await resource.hooks.afterDelete?.(Object.defineProperty(service.#event(resource), 'id', { value: id, enumerable: true }) as HookEvent<unknown> & { id: string })
+      await resource.hooks.afterDelete?.(Object.assign(service.#event(resource), { id }))
     })
   }
 

@@ -75,13 +75,6 @@ export function fromHookInput (resource: ResolvedResource, hook: string, sent: R
   return { id, attributes, relationships }
 }
 
-/** The columns every attribute needs (hidden and derived ones included): what hooks read of a stored row. */
-export function allColumns (resource: ResolvedResource): readonly string[] {
-  const columns = new Set<string>()
-  for (const attribute of resource.attributes.values()) for (const column of attribute.selects) columns.add(column)
-  return [...columns]
-}
-
 /** A stored row as hooks see it: the id and every attribute's wire value. */
 export function storedResource (resource: ResolvedResource, id: string, row: Row): StoredResource<any> {
   const attributes: Record<string, unknown> = {}

@@ -201,6 +201,21 @@ t.test('a hook refuses with its own error and pointer; nothing is written', asyn
   t.same(calls.filter((call) => call[0] === 'beforeDelete'), [['beforeDelete', '2', 500]], 'beforeDelete read the current row')
 })
 
+t.test('no before* hook ever sees a row that does not exist: 404 first, and the hook does not run', async (t) => {
+  const writes: Array<[InjectOptions['method'], string, unknown]> = [
+    ['PATCH', '/books/99', { data: { type: 'book', id: '99', attributes: { title: 'x' } } }],
+    ['DELETE', '/books/99', undefined],
+    ['PATCH', '/books/99/relationships/shelves', { data: [{ type: 'shelf', id: '1' }] }],
+    ['POST', '/books/99/relationships/shelves', { data: [{ type: 'shelf', id: '1' }] }],
+    ['PATCH', '/books/abc', { data: { type: 'book', id: 'abc', attributes: { title: 'x' } } }],
+  ]
+  for (const [method, url, body] of writes) {
+    calls.length = 0
+    await failsUnchanged(t, method, url, body, { status: 404, code: 'FJA_RESOURCE_NOT_FOUND' })
+    t.same(calls, [], `${method} ${url}: no hook ran`)
+  }
+})
+
 t.test('a hook that returns what the declaration cannot store is the application\'s mistake: 500, nothing written', async (t) => {
   for (const title of ['wrong name', 'wrong value']) {
     await failsUnchanged(t, 'POST', '/books', { data: { type: 'book', attributes: { title } } }, { status: 500, code: 'FJA_INTERNAL' })
