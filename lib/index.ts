@@ -1,7 +1,7 @@
 import { jsonApi } from './plugin.js'
 
 export { jsonApi, JsonApiOptionsError } from './plugin.js'
-export type { FilterOptions, JsonApiOptions, OperationsOptions, PaginationOptions } from './options.js'
+export type { FilterOptions, JsonApiOptions, OpenApiOptions, OperationsOptions, PaginationOptions } from './options.js'
 export { defineOperator, defineResource, defineResourceFor } from './schema/declaration.js'
 export type {
   AnyResourceDeclaration,
@@ -46,6 +46,8 @@ export type {
   NotNode, OrNode, ReferencesNode,
 } from './query/filter-nodes.js'
 export { andNode, compareNode, constantNode, existsNode, notNode, orNode, printFilter } from './query/filter-nodes.js'
+export { swaggerOptions } from './openapi/swagger-options.js'
+export type { OpenApiDocumentOptions, SwaggerPluginOptions } from './openapi/swagger-options.js'
 export { createEmbeddedDatabase } from './database/embedded-database.js'
 export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from './database/embedded-database.js'
 

@@ -45,6 +45,8 @@ export interface JsonApiOptions {
   readonly operations?: OperationsOptions
   /** Include paths: maximum number of relationships in one path (default 3). */
   readonly maxIncludeDepth?: number
+  /** What the routes' OpenAPI description says beyond what the declarations tell (see docs/openapi.md). */
+  readonly openapi?: OpenApiOptions
   /**
    * Register a JSON:API 404 handler for unknown routes (default true). Turn it off when the application sets its
    * own not-found handler.
@@ -81,4 +83,14 @@ export interface FilterOptions {
   readonly maxDepth?: number
   /** The most filter nodes in one request (default 200). */
   readonly maxNodes?: number
+}
+
+/** The OpenAPI description of the plugin's routes. */
+export interface OpenApiOptions {
+  /**
+   * Error statuses your own code may answer on every route (a Fastify hook that answers 401 or 429, a `context` or a
+   * resource hook that throws a 409): each is documented with the JSON:API error document. 401 and 403 are documented
+   * anyway when there is a `context` option.
+   */
+  readonly errors?: readonly number[]
 }

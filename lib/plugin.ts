@@ -10,6 +10,7 @@ import { registerResourceRoutes, type RouteContext } from './routes/resource-rou
 import { registerRelationshipRoutes } from './routes/relationship-routes.js'
 import { registerOperationsRoute, type OperationsSettings } from './routes/operations-route.js'
 import type { QueryLimits } from './request/read-query.js'
+import { RouteDocs } from './openapi/route-schemas.js'
 
 /** An invalid plugin option; thrown at registration. */
 export class JsonApiOptionsError extends Error {
@@ -46,6 +47,14 @@ function resolveLimits (options: JsonApiOptions): QueryLimits {
   })
 }
 
+function resolveErrorStatuses (options: JsonApiOptions): readonly number[] {
+  const errors = options.openapi?.errors ?? []
+  if (!Array.isArray(errors) || errors.some((status) => !Number.isInteger(status) || status < 400 || status > 599)) {
+    throw new JsonApiOptionsError('`openapi.errors` must be a list of HTTP error statuses (400–599)')
+  }
+  return errors
+}
+
 function resolveOperations (options: JsonApiOptions): OperationsSettings | undefined {
   const operations = options.operations ?? {}
   if (operations.enabled === false) return undefined
@@ -66,12 +75,23 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   if (options.context !== undefined && typeof options.context !== 'function') {
     throw new JsonApiOptionsError('`context` must be a function of the request')
   }
+  const limits = resolveLimits(options)
+  const operations = resolveOperations(options)
+  const taken = graph.resources.find((resource) => resource.path === operations?.path)
+  if (taken !== undefined) {
+    throw new JsonApiOptionsError(`\`operations.path\` '${operations?.path}' is the path of resource '${taken.type}': choose another, or turn the endpoint off`)
+  }
+  const docs = new RouteDocs({ graph, limits, prefix: fastify.prefix, operations: operations !== undefined,
+    errors: [...resolveErrorStatuses(options), ...(options.context === undefined ? [] : [401, 403])],
+  })
+  docs.register(fastify)
   const context: RouteContext = Object.freeze({
     graph,
     repository,
-    limits: resolveLimits(options),
+    limits,
     baseUrl,
     contextOf: options.context,
+    docs,
   })
 
   fastify.setErrorHandler(jsonApiErrorHandler)
@@ -106,11 +126,6 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   }
   registerResourceRoutes(fastify, context)
   registerRelationshipRoutes(fastify, context)
-  const operations = resolveOperations(options)
-  const taken = graph.resources.find((resource) => resource.path === operations?.path)
-  if (taken !== undefined) {
-    throw new JsonApiOptionsError(`\`operations.path\` '${operations?.path}' is the path of resource '${taken.type}': choose another, or turn the endpoint off`)
-  }
   if (operations !== undefined) registerOperationsRoute(fastify, context, operations)
 }
 

@@ -5,7 +5,9 @@
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
-import { jsonApi } from '../../lib/index.js'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { jsonApi, swaggerOptions } from '../../lib/index.js'
 import { resources } from './resources.js'
 import { exampleContext } from './context.js'
 
@@ -19,6 +21,13 @@ export interface BuildAppOptions {
 /** Creates the Fastify instance with the plugin registered; it is ready but not listening. */
 export async function buildApp (options: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: options.logger ?? false })
+  // @fastify/swagger first: it collects the routes (and their schemas) as the plugin registers them.
+  await app.register(swagger, swaggerOptions({
+    info: { title: 'fastify-jsonapi example', version: '1.0.0', description: 'The reference service of fastify-jsonapi.' },
+  }))
   await app.register(jsonApi, { db: options.db, resources, context: exampleContext(options.db) })
+  // The document itself, and an interactive page for it.
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  await app.register(swaggerUi, { routePrefix: '/docs' })
   return app
 }

@@ -11,7 +11,8 @@
  */
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
-import { jsonApi, JsonApiError } from '../../lib/index.js'
+import swagger from '@fastify/swagger'
+import { jsonApi, JsonApiError, swaggerOptions } from '../../lib/index.js'
 import { resources, type TenantContext } from './resources.js'
 
 /** A tenant name: lowercase letters, digits and dashes, 1 to 40 characters. */
@@ -48,6 +49,9 @@ export interface BuildTenantAppOptions {
 /** Creates the Fastify instance with the plugin registered; it is ready but not listening. */
 export async function buildTenantApp (options: BuildTenantAppOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: options.logger ?? false })
+  // The API's OpenAPI document, at GET /openapi.json; every tenant sees the same routes (and 401 without a tenant).
+  await app.register(swagger, swaggerOptions({ info: { title: 'fastify-jsonapi multi-tenant example', version: '1.0.0' } }))
   await app.register(jsonApi, { db: options.db, resources, context: tenantContext })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   return app
 }

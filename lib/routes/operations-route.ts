@@ -23,6 +23,7 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
     method: 'POST',
     url: settings.path,
     config: { jsonapi: { action: 'operations' } },
+    ...context.docs.operations(),
     handler: async function runAtomicOperations (request, reply) {
       // One context for the whole batch: every operation runs with the same scopes and hooks' context.
       const service = await requestServices(context, request)
@@ -37,5 +38,5 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
         .send(operationsDocument(results, RESULT_QUERY, context.baseUrl))
     },
   })
-  registerMethodNotAllowed(fastify, settings.path, ['POST'], { action: 'method-not-allowed' })
+  registerMethodNotAllowed(fastify, settings.path, ['POST'], { action: 'method-not-allowed' }, context.docs)
 }

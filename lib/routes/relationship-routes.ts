@@ -55,9 +55,9 @@ export function registerRelationshipRoutes (fastify: FastifyInstance, context: R
         const enabled = routes.filter(([, on]) => on)
         for (const [method, , handler, action, onRequest] of enabled) {
           const config = { jsonapi: { type: owner.type, action, relationship: relationship.name } }
-          fastify.route({ method, url, handler, config, ...(onRequest === undefined ? {} : { onRequest }) })
+          fastify.route({ method, url, handler, config, ...context.docs.route(action, owner, relationship), ...(onRequest === undefined ? {} : { onRequest }) })
         }
-        registerMethodNotAllowed(fastify, url, enabled.map(([method]) => method), { type: owner.type, action: 'method-not-allowed', relationship: relationship.name })
+        registerMethodNotAllowed(fastify, url, enabled.map(([method]) => method), { type: owner.type, action: 'method-not-allowed', relationship: relationship.name }, context.docs)
       }
     }
     const unknown = async function unknownRelationship (request: FastifyRequest): Promise<never> {
@@ -65,7 +65,7 @@ export function registerRelationshipRoutes (fastify: FastifyInstance, context: R
       throw jsonApiError('FJA_ROUTE_NOT_FOUND', { detail: `'${owner.type}' has no relationship '${name}'` })
     }
     for (const url of [`${owner.path}/:id/:relationship`, `${owner.path}/:id/relationships/:relationship`]) {
-      fastify.route({ method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'], url, handler: unknown, config: { jsonapi: { type: owner.type, action: 'unknown-relationship' } } })
+      fastify.route({ method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'], url, handler: unknown, config: { jsonapi: { type: owner.type, action: 'unknown-relationship' } }, ...context.docs.hidden() })
     }
   }
 }

@@ -9,6 +9,7 @@ import { collectionDocument, metaDocument, singleDocument, type RequestLocation 
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { JsonApiAction, JsonApiRouteConfig } from './route-config.js'
+import type { RouteDocs } from '../openapi/route-schemas.js'
 
 /** What the route handlers share, resolved once at registration. */
 export interface RouteContext {
@@ -18,6 +19,8 @@ export interface RouteContext {
   readonly baseUrl: string
   /** The application's `context` option: the request's context for every hook. */
   readonly contextOf: ((request: FastifyRequest) => unknown) | undefined
+  /** The schemas that describe every route (OpenAPI through `@fastify/swagger`). */
+  readonly docs: RouteDocs
 }
 
 /**
@@ -62,15 +65,15 @@ export function registerResourceRoutes (fastify: FastifyInstance, context: Route
     for (const path of [resource.path, detail]) {
       const enabled = table.filter(([url, , on]) => url === path && on)
       for (const [url, method, , handler, action] of enabled) {
-        fastify.route({ method, url, handler, config: { jsonapi: { type: resource.type, action } } })
+        fastify.route({ method, url, handler, config: { jsonapi: { type: resource.type, action } }, ...context.docs.route(action, resource) })
       }
-      registerMethodNotAllowed(fastify, path, enabled.map(([, method]) => method), { type: resource.type, action: 'method-not-allowed' })
+      registerMethodNotAllowed(fastify, path, enabled.map(([, method]) => method), { type: resource.type, action: 'method-not-allowed' }, context.docs)
     }
   }
 }
 
 /** Answers 405 with `Allow` for every method of `METHODS` a path does not serve. */
-export function registerMethodNotAllowed (fastify: FastifyInstance, url: string, allowed: readonly HTTPMethods[], config: JsonApiRouteConfig): void {
+export function registerMethodNotAllowed (fastify: FastifyInstance, url: string, allowed: readonly HTTPMethods[], config: JsonApiRouteConfig, docs: RouteDocs): void {
   if (allowed.length === 0) return
   const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : [])].join(', ')
   const missing = METHODS.filter((method) => !allowed.includes(method))
@@ -79,6 +82,7 @@ export function registerMethodNotAllowed (fastify: FastifyInstance, url: string,
     method: missing,
     url,
     config: { jsonapi: config },
+    ...docs.hidden(),
     handler: async function methodNotAllowed (request) {
       throw jsonApiError('FJA_METHOD_NOT_ALLOWED', {
         detail: `${request.method} is not allowed on this URL; allowed: ${allow}`,

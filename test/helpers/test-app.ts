@@ -3,11 +3,13 @@ import { sql, type Kysely } from 'kysely'
 import { buildApp } from '../../examples/app/app.js'
 import { openTestDatabase, type StatementCounter } from './database.js'
 import { atomicResultsErrors, jsonApiSchemaErrors } from './jsonapi-schema.js'
+import { openApiProblems } from './openapi-conformance.js'
 
-/** A response of the test app: status, headers and the parsed body (undefined when empty). */
+/** A response of the test app: status, headers, the body as sent and parsed (undefined when empty). */
 export interface TestResponse {
   readonly status: number
   readonly headers: Record<string, string | string[] | number | undefined>
+  readonly text: string
   readonly body: any
 }
 
@@ -33,7 +35,9 @@ export interface TestApp {
 
 /**
  * Sends a request to an app (a JSON body is serialized and sent as `application/vnd.api+json` unless a content type
- * is given); every non-empty body must be a valid JSON:API 1.0 document (or atomic results), or this throws.
+ * is given). Every non-empty body must be a valid JSON:API 1.0 document (or atomic results), and every response must
+ * be one the app's OpenAPI document declares for its path, method and status, with a body of the declared schema;
+ * otherwise this throws. The app must have `@fastify/swagger` registered (see `documentedFastify`).
  */
 export async function injectJsonApi (app: FastifyInstance, method: InjectOptions['method'], url: string, options: TestRequest = {}): Promise<TestResponse> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) }
@@ -50,7 +54,12 @@ export async function injectJsonApi (app: FastifyInstance, method: InjectOptions
       throw new Error(`${method} ${url} answered a document that is not valid JSON:API: ${JSON.stringify(problems.slice(0, 3))}\n${response.body}`)
     }
   }
-  return { status: response.statusCode, headers: response.headers, body }
+  const contentType = response.headers['content-type']
+  const undocumented = openApiProblems(app, String(method), url, response.statusCode, typeof contentType === 'string' ? contentType : undefined, body)
+  if (undocumented.length > 0) {
+    throw new Error(`${method} ${url} answered what the OpenAPI document does not declare:\n${undocumented.join('\n')}\n${response.body.slice(0, 2000)}`)
+  }
+  return { status: response.statusCode, headers: response.headers, text: response.body, body }
 }
 
 const TABLES = ['notes', 'parent_to_child_associations', 'parents', 'children', 'posts', 'user_bios', 'workplaces', 'computers', 'users', 'groups', 'photos']

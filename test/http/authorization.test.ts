@@ -2,10 +2,10 @@
 // business rules"): a note is visible to its owner only, through every route that can reach it, and every way of
 // writing one obeys the same rules.
 import t, { type Test } from 'tap'
-import Fastify from 'fastify'
+import { documentedFastify } from '../helpers/documented-fastify.js'
 import { jsonApi } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
-import { startTestApp, type TestRequest, type TestResponse } from '../helpers/test-app.js'
+import { injectJsonApi, startTestApp, type TestRequest, type TestResponse } from '../helpers/test-app.js'
 import { assertError, failsUnchanged } from '../helpers/assert-errors.js'
 import { resource } from '../helpers/documents.js'
 
@@ -292,7 +292,7 @@ t.test('post rules: the title is trimmed and never contains "forbidden", on ever
 })
 
 t.test('route metadata: an application hook reads config.jsonapi (type, action, relationship) on every route', async (t) => {
-  const app = Fastify()
+  const app = await documentedFastify()
   const seen: unknown[] = []
   app.addHook('onRequest', async (request) => {
     seen.push(request.routeOptions.config.jsonapi)
@@ -305,7 +305,7 @@ t.test('route metadata: an application hook reads config.jsonapi (type, action, 
     ['GET', '/users/1/relationships/notes'], ['PATCH', '/users/1/relationships/computers'], ['POST', '/users/1/relationships/computers'],
     ['DELETE', '/users/1/relationships/computers'], ['PUT', '/notes'], ['GET', '/users/1/nope'], ['POST', '/operations'],
   ]
-  for (const [method, url] of requests) await app.inject({ method, url })
+  for (const [method, url] of requests) await injectJsonApi(app, method, url)
   t.same(seen, [
     { type: 'note', action: 'list' },
     { type: 'note', action: 'create' },

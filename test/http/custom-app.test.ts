@@ -8,34 +8,18 @@ import {
 } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
 import { openTestDatabase } from '../helpers/database.js'
-import { jsonApiSchemaErrors } from '../helpers/jsonapi-schema.js'
+import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
+import { documentedFastify } from '../helpers/documented-fastify.js'
 
 const database = await openTestDatabase()
 t.teardown(() => database.close())
 const db = database.db
 
-interface Response {
-  readonly status: number
-  readonly headers: Record<string, string | string[] | number | undefined>
-  readonly text: string
-  readonly body: any
-}
+type Response = TestResponse
 
-/** Sends a request; a JSON:API response body must be valid against the official schema. */
-async function send (app: FastifyInstance, method: InjectOptions['method'], url: string, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
-  const headers: Record<string, string> = { ...(options.headers ?? {}) }
-  let payload: string | undefined
-  if (options.body !== undefined) {
-    payload = JSON.stringify(options.body)
-    headers['content-type'] ??= 'application/vnd.api+json'
-  }
-  const response = await app.inject({ method, url, headers, payload })
-  const body = response.body === '' ? undefined : JSON.parse(response.body)
-  if (body !== undefined && String(response.headers['content-type']).startsWith('application/vnd.api+json')) {
-    const problems = jsonApiSchemaErrors(body)
-    if (problems.length > 0) throw new Error(`${method} ${url} answered an invalid JSON:API document: ${JSON.stringify(problems.slice(0, 3))}`)
-  }
-  return { status: response.statusCode, headers: response.headers, text: response.body, body }
+/** Sends a request; the response must be valid JSON:API and declared by the app's OpenAPI document. */
+function send (app: FastifyInstance, method: InjectOptions['method'], url: string, options: TestRequest = {}): Promise<Response> {
+  return injectJsonApi(app, method, url, options)
 }
 
 /** A Fastify app with the plugin registered over the shared database, closed at the end of the file. */
@@ -43,7 +27,7 @@ async function build (
   options: Partial<JsonApiOptions> = {},
   setup: { server?: FastifyServerOptions; before?: (app: FastifyInstance) => void; after?: (app: FastifyInstance) => void } = {},
 ): Promise<FastifyInstance> {
-  const app = Fastify(setup.server ?? {})
+  const app = await documentedFastify(setup.server ?? {})
   setup.before?.(app)
   await app.register(jsonApi, { db, resources, ...options })
   setup.after?.(app)
@@ -95,7 +79,8 @@ class FailingRepository implements Repository {
 t.beforeEach(resetTables)
 
 t.test('a JsonApiError thrown by a root-level hook added before register renders through the plugin\'s handler', async (t) => {
-  const app = await build({}, {
+  // The statuses of the application's own hook are declared for the OpenAPI document (every answer is checked there).
+  const app = await build({ openapi: { errors: [401, 403] } }, {
     before: (app) => {
       app.addHook('preHandler', async (request) => {
         if (request.headers.authorization === undefined) {
@@ -126,7 +111,7 @@ t.test('a JsonApiError thrown by a root-level hook added before register renders
 })
 
 t.test('a preHandler of a wrapping plugin, several error objects, and a 4xx error of Fastify\'s kind', async (t) => {
-  const app = Fastify()
+  const app = await documentedFastify()
   await app.register(async function wrapper (scope) {
     scope.addHook('preHandler', async (request) => {
       const check = request.headers['x-check']
@@ -142,7 +127,7 @@ t.test('a preHandler of a wrapping plugin, several error objects, and a 4xx erro
       if (check === 'teapot') throw Object.assign(new Error('no coffee here'), { statusCode: 403 })
       if (check === 'retry') throw new JsonApiError({ status: 503, detail: 'down for maintenance', headers: { 'retry-after': '120' } })
     })
-    await scope.register(jsonApi, { db, resources })
+    await scope.register(jsonApi, { db, resources, openapi: { errors: [403, 422, 503] } })
   })
   await app.ready()
   t.teardown(() => app.close())
@@ -377,7 +362,9 @@ t.test('pagination options', async (t) => {
 
 t.test('notFoundHandler: false leaves unknown routes to the application', async (t) => {
   const fastifyDefault = await build({ notFoundHandler: false })
-  const plain = await send(fastifyDefault, 'GET', '/nothing')
+  // Fastify's own 404 (not JSON:API, so not through the checking helper).
+  const raw = await fastifyDefault.inject({ method: 'GET', url: '/nothing' })
+  const plain = { status: raw.statusCode, headers: raw.headers, body: JSON.parse(raw.body) }
   t.equal(plain.status, 404)
   t.match(plain.headers['content-type'], /^application\/json/)
   t.match(plain.body, { statusCode: 404, error: 'Not Found' })
@@ -388,9 +375,9 @@ t.test('notFoundHandler: false leaves unknown routes to the application', async 
       app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ custom: true }))
     },
   })
-  const custom = await send(own, 'GET', '/nothing')
-  t.equal(custom.status, 404)
-  t.same(custom.body, { custom: true })
+  const customRaw = await own.inject({ method: 'GET', url: '/nothing' })
+  t.equal(customRaw.statusCode, 404)
+  t.same(JSON.parse(customRaw.body), { custom: true })
   const stillJsonApi = await send(own, 'PUT', '/users/1')
   t.equal(stillJsonApi.status, 405, 'the plugin\'s own routes still answer')
   t.equal(stillJsonApi.body.errors[0].code, 'FJA_METHOD_NOT_ALLOWED')

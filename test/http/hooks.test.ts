@@ -2,12 +2,13 @@
 // where its error points, also inside operations), that `after*` hooks run inside the write's transaction, and that
 // the context is derived once per request and once per operations batch.
 import t, { type Test } from 'tap'
-import Fastify, { type InjectOptions } from 'fastify'
+import type { InjectOptions } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
 import { defineResourceFor, jsonApi, JsonApiError } from '../../lib/index.js'
 import { openTestDatabase } from '../helpers/database.js'
-import { atomicResultsErrors, jsonApiSchemaErrors } from '../helpers/jsonapi-schema.js'
+import { injectJsonApi, type TestResponse } from '../helpers/test-app.js'
+import { documentedFastify } from '../helpers/documented-fastify.js'
 import { assertError, type ExpectedError } from '../helpers/assert-errors.js'
 
 const database = await openTestDatabase()
@@ -117,7 +118,7 @@ const shelf = define({
   relationships: { books: { kind: 'to-many', type: 'book', through: { table: 'h_shelf_books', sourceKey: 'shelf_id', targetKey: 'book_id' } } },
 })
 
-const app = Fastify()
+const app = await documentedFastify()
 await app.register(jsonApi, {
   db,
   resources: [author, book, shelf],
@@ -129,21 +130,10 @@ await app.register(jsonApi, {
 await app.ready()
 t.teardown(() => app.close())
 
-interface Response { readonly status: number; readonly body: any }
+type Response = TestResponse
 
-async function send (method: InjectOptions['method'], url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  const response = await app.inject({
-    method,
-    url,
-    headers: { 'x-actor': 'ann', ...(body === undefined ? {} : { 'content-type': 'application/vnd.api+json' }), ...headers },
-    payload: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const parsed = response.body === '' ? undefined : JSON.parse(response.body)
-  if (parsed !== undefined) {
-    const problems = 'atomic:results' in parsed ? atomicResultsErrors(parsed) : jsonApiSchemaErrors(parsed)
-    if (problems.length > 0) throw new Error(`${method} ${url}: invalid JSON:API ${JSON.stringify(problems.slice(0, 3))}`)
-  }
-  return { status: response.statusCode, body: parsed }
+function send (method: InjectOptions['method'], url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return injectJsonApi(app, method, url, { body, headers: { 'x-actor': 'ann', ...headers } })
 }
 
 async function snapshot (): Promise<Record<string, unknown[]>> {
@@ -157,7 +147,7 @@ async function snapshot (): Promise<Record<string, unknown[]>> {
 async function failsUnchanged (t: Test, method: InjectOptions['method'], url: string, body: unknown, expected: ExpectedError): Promise<Response> {
   const before = await snapshot()
   const response = await send(method, url, body)
-  assertError(t, { ...response, headers: { 'content-type': 'application/vnd.api+json' } }, expected)
+  assertError(t, response, expected)
   t.same(await snapshot(), before, 'nothing written')
   return response
 }
@@ -230,7 +220,7 @@ t.test('beforeUpdate sees what the client sent and the stored resource (hidden a
     { id: '1', attributes: { title: 'first', pages: 10, slug: 'first', secret: 's1' } }])
   t.same(calls[1], ['afterUpdate', '1', 'First Edition'])
   const bad = await send('PATCH', '/books/1', { data: { type: 'book', id: '1', attributes: { slug: 'hand-made' } } })
-  assertError(t, { ...bad, headers: { 'content-type': 'application/vnd.api+json' } }, { status: 422, code: 'FJA_READ_ONLY_FIELD', pointer: '/data/attributes/slug' })
+  assertError(t, bad, { status: 422, code: 'FJA_READ_ONLY_FIELD', pointer: '/data/attributes/slug' })
 })
 
 t.test('after* hooks run inside the write\'s transaction: their failure rolls back the write and what they wrote', async (t) => {
@@ -315,7 +305,7 @@ t.test('a scope that does not return a condition is the application\'s mistake: 
     attributes: { name: { schema: Type.String() } },
     hooks: { scope: () => 'everything' as never },
   })
-  const other = Fastify()
+  const other = await documentedFastify()
   await other.register(jsonApi, { db, resources: [broken] })
   t.teardown(() => other.close())
   const response = await other.inject({ method: 'GET', url: '/broken' })

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import Fastify from 'fastify'
-import { startTestApp, type TestResponse } from '../helpers/test-app.js'
+import { documentedFastify } from '../helpers/documented-fastify.js'
+import { injectJsonApi, startTestApp, type TestResponse } from '../helpers/test-app.js'
 import { jsonApi } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
 
@@ -245,20 +245,21 @@ t.test('media types, methods and options of the endpoint', async (t) => {
   const get = await api.request('GET', '/operations')
   t.equal(get.status, 405)
   t.equal(get.headers.allow, 'POST')
-  const app = Fastify()
+  const app = await documentedFastify()
   await app.register(jsonApi, { db: api.db, resources, operations: { path: '/batch', maxOperations: 2 } })
-  const off = Fastify()
+  const off = await documentedFastify()
   await off.register(jsonApi, { db: api.db, resources, operations: { enabled: false } })
   t.teardown(async () => {
     await app.close()
     await off.close()
   })
-  const moved = await app.inject({ method: 'POST', url: '/batch', headers: { 'content-type': ATOMIC }, payload: { 'atomic:operations': [{ op: 'add', data: { type: 'group', attributes: { name: 'g' } } }] } })
-  t.equal(moved.statusCode, 200)
-  const three = await app.inject({ method: 'POST', url: '/batch', headers: { 'content-type': ATOMIC }, payload: { 'atomic:operations': [1, 2, 3].map(() => ({ op: 'remove', ref: { type: 'user', id: '1' } })) } })
-  t.equal(three.statusCode, 413)
-  t.equal((await app.inject({ method: 'POST', url: '/operations', headers: { 'content-type': ATOMIC }, payload: '{}' })).statusCode, 404)
-  t.equal((await off.inject({ method: 'POST', url: '/operations', headers: { 'content-type': ATOMIC }, payload: '{}' })).statusCode, 404)
+  const headers = { 'content-type': ATOMIC }
+  const moved = await injectJsonApi(app, 'POST', '/batch', { headers, body: { 'atomic:operations': [{ op: 'add', data: { type: 'group', attributes: { name: 'g' } } }] } })
+  t.equal(moved.status, 200)
+  const three = await injectJsonApi(app, 'POST', '/batch', { headers, body: { 'atomic:operations': [1, 2, 3].map(() => ({ op: 'remove', ref: { type: 'user', id: '1' } })) } })
+  t.equal(three.status, 413)
+  t.equal((await injectJsonApi(app, 'POST', '/operations', { headers, body: '{}' })).status, 404)
+  t.equal((await injectJsonApi(off, 'POST', '/operations', { headers, body: '{}' })).status, 404)
 })
 
 t.test('20 concurrent batches all succeed, none partially', async (t) => {

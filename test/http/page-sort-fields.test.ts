@@ -1,9 +1,9 @@
 import t from 'tap'
-import Fastify from 'fastify'
 import { jsonApi, type JsonApiOptions } from '../../lib/index.js'
 import { resources, computer, user } from '../../examples/app/resources.js'
 import { openTestDatabase } from '../helpers/database.js'
-import { jsonApiSchemaErrors } from '../helpers/jsonapi-schema.js'
+import { injectJsonApi } from '../helpers/test-app.js'
+import { documentedFastify } from '../helpers/documented-fastify.js'
 
 const database = await openTestDatabase()
 t.teardown(database.close)
@@ -19,16 +19,11 @@ await db.insertInto('computers').values(Array.from({ length: 7 }, (_, index) => 
 
 /** An app over the example tables with other options or declarations. */
 async function appWith (options: Partial<JsonApiOptions>, declarations = resources) {
-  const app = Fastify()
+  const app = await documentedFastify()
   await app.register(jsonApi, { db, resources: declarations, ...options })
   await app.ready()
   t.teardown(() => app.close())
-  return async (url: string) => {
-    const response = await app.inject({ method: 'GET', url })
-    const body = JSON.parse(response.body)
-    t.same(jsonApiSchemaErrors(body), [], `${url} is valid JSON:API`)
-    return { status: response.statusCode, body }
-  }
+  return (url: string) => injectJsonApi(app, 'GET', url)
 }
 
 const get = await appWith({})

@@ -1,0 +1,373 @@
+import type { TSchema } from '@sinclair/typebox'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import { BUILTIN_OPERATORS, FIELD_OPERATORS } from '../query/builtin-operators.js'
+
+/** A JSON Schema (2020-12, as OpenAPI 3.1 reads it), plain data. */
+export type JsonSchema = Record<string, unknown>
+
+/** A reference to a shared schema, in the form Fastify's `addSchema` resolves (`<$id>#`). */
+export function ref (id: string): JsonSchema {
+  return { $ref: `${id}#` }
+}
+
+/** A copy of a TypeBox schema as plain JSON Schema: TypeBox's symbol keys are dropped. */
+export function plain (schema: TSchema): JsonSchema {
+  return JSON.parse(JSON.stringify(schema)) as JsonSchema
+}
+
+const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] })
+const closed = (properties: Record<string, JsonSchema>, required: readonly string[] = []): JsonSchema =>
+  ({ type: 'object', ...(required.length === 0 ? {} : { required: [...required] }), properties, additionalProperties: false })
+const arrayOf = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra })
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/** A pattern for a comma-separated list of the given items (each optionally prefixed by `-` when `signed`). */
+export function listPattern (items: readonly string[], signed = false, empty = false): string {
+  const item = `${signed ? '-?' : ''}(?:${items.map(escapeRegExp).join('|')})`
+  return `^${empty ? '(?:' : ''}${item}(?:,${item})*${empty ? ')?' : ''}$`
+}
+
+/** The most include paths listed for one resource; beyond it the document lists the first ones only. */
+const MAX_LISTED_PATHS = 300
+
+/**
+ * The JSON:API schemas of one registration, shared by its routes: documents, resource objects, identifiers, write
+ * bodies and filters of every type, named `<type>.<part>` (`user.resource`, `user.create`) plus `jsonapi.<part>` for
+ * what every type shares (`jsonapi.errors`). The routes reference them; `@fastify/swagger` turns them into
+ * `components.schemas`.
+ */
+export class OpenApiComponents {
+  readonly schemas = new Map<string, JsonSchema>()
+  readonly #graph: ResourceGraph
+  readonly #maxIncludeDepth: number
+  readonly #namespace: string
+  readonly #includePaths = new Map<ResolvedResource, { readonly paths: string[]; readonly types: ResolvedResource[]; readonly complete: boolean }>()
+
+  constructor (graph: ResourceGraph, maxIncludeDepth: number, namespace: string, operations: boolean) {
+    this.#graph = graph
+    this.#maxIncludeDepth = maxIncludeDepth
+    this.#namespace = namespace
+    this.#shared(operations)
+    for (const resource of graph.resources) this.#resource(resource)
+  }
+
+  /** The `$id` of a component. */
+  id (name: string): string {
+    return `${this.#namespace}${name}`
+  }
+
+  /** A reference to a component. */
+  ref (name: string): JsonSchema {
+    return ref(this.id(name))
+  }
+
+  /** The component name of a part of a type (`user.resource`). */
+  of (resource: ResolvedResource, part: string): string {
+    return `${resource.type.replace(/[^A-Za-z0-9_-]/g, '_')}.${part}`
+  }
+
+  #add (name: string, schema: JsonSchema): void {
+    this.schemas.set(this.id(name), schema)
+  }
+
+  #shared (operations: boolean): void {
+    const link = { type: 'string', format: 'uri-reference' }
+    this.#add('jsonapi.link', link)
+    this.#add('jsonapi.object', {
+      type: 'object',
+      description: 'The `jsonapi` member: the version of JSON:API the document follows and the extensions it uses.',
+      properties: { version: { type: 'string' }, ext: arrayOf({ type: 'string', format: 'uri' }), profile: arrayOf({ type: 'string', format: 'uri' }), meta: { type: 'object' } },
+      additionalProperties: false,
+    })
+    this.#add('jsonapi.meta', { type: 'object', description: 'Non-standard information.' })
+    this.#add('jsonapi.error', {
+      ...closed({
+        id: { type: 'string' },
+        links: closed({ about: this.ref('jsonapi.link'), type: this.ref('jsonapi.link') }),
+        status: { type: 'string', pattern: '^[45][0-9]{2}$', description: 'The HTTP status, as a string.' },
+        code: { type: 'string', description: 'A stable code: `FJA_…` for the library\'s errors (see docs/errors.md), or the application\'s own.' },
+        title: { type: 'string' },
+        detail: { type: 'string' },
+        source: closed({
+          pointer: { type: 'string', description: 'A JSON pointer into the request document.' },
+          parameter: { type: 'string', description: 'The query parameter at fault.' },
+          header: { type: 'string', description: 'The request header at fault.' },
+        }),
+        meta: this.ref('jsonapi.meta'),
+      }, ['status', 'code', 'title']),
+    })
+    this.#add('jsonapi.errors', {
+      ...closed({ errors: arrayOf(this.ref('jsonapi.error'), { minItems: 1 }), meta: this.ref('jsonapi.meta'), jsonapi: this.ref('jsonapi.object') }, ['errors']),
+      description: 'A JSON:API error document.',
+    })
+    this.#add('jsonapi.meta-document', {
+      ...closed({ meta: this.ref('jsonapi.meta'), jsonapi: this.ref('jsonapi.object') }, ['meta']),
+      description: 'A document with only `meta` (a deletion, a change of relationship members).',
+    })
+    this.#add('jsonapi.resource-links', closed({ self: this.ref('jsonapi.link') }, ['self']))
+    this.#add('jsonapi.relationship-links', closed({ self: this.ref('jsonapi.link'), related: this.ref('jsonapi.link') }, ['self', 'related']))
+    const pagination = {
+      self: this.ref('jsonapi.link'),
+      first: this.ref('jsonapi.link'),
+      prev: this.ref('jsonapi.link'),
+      next: this.ref('jsonapi.link'),
+      last: this.ref('jsonapi.link'),
+    }
+    const paged = '`prev` is absent on the first page, `next` on the last, `last` when the collection is not counted.'
+    this.#add('jsonapi.pagination-links', { ...closed(pagination, ['self']), description: paged })
+    this.#add('jsonapi.relationship-pagination-links', { ...closed({ ...pagination, related: this.ref('jsonapi.link') }, ['self', 'related']), description: paged })
+    this.#add('jsonapi.collection-meta', closed({ count: { type: 'integer', minimum: 0, description: 'The number of resources the filter matches, over every page.' } }))
+    if (operations) this.#operations()
+  }
+
+  #resource (resource: ResolvedResource): void {
+    const name = (part: string): string => this.of(resource, part)
+    const id = resource.idKind === 'uuid'
+      ? { type: 'string', format: 'uuid', description: 'A UUID.' }
+      : { type: 'string', pattern: '^(?:0|[1-9][0-9]*)$', description: 'An integer, as a string.' }
+    this.#add(name('id'), id)
+    this.#add(name('identifier'), closed({ type: { const: resource.type }, id: this.ref(name('id')), meta: this.ref('jsonapi.meta') }, ['type', 'id']))
+
+    const attributes: Record<string, JsonSchema> = {}
+    for (const attribute of resource.visibleAttributes) attributes[attribute.name] = this.#attributeSchema(attribute)
+    const relationships: Record<string, JsonSchema> = {}
+    for (const relationship of resource.relationships.values()) {
+      relationships[relationship.name] = closed({
+        links: this.ref('jsonapi.relationship-links'),
+        data: this.#linkage(relationship, true),
+      }, ['links'])
+    }
+    this.#add(name('resource'), {
+      ...closed({
+        type: { const: resource.type },
+        id: this.ref(name('id')),
+        attributes: { ...closed(attributes), description: 'The attributes of the sparse fieldset (all visible ones by default).' },
+        ...(resource.relationships.size === 0 ? {} : { relationships: { ...closed(relationships), description: 'Links of every relationship of the fieldset; `data` (linkage) when it was included.' } }),
+        links: this.ref('jsonapi.resource-links'),
+      }, ['type', 'id', 'attributes', 'links']),
+      description: `A \`${resource.type}\` resource object.`,
+    })
+
+    const included = this.includable(resource).types
+    const includedMember: Record<string, JsonSchema> = included.length === 0
+      ? {}
+      : { included: arrayOf(included.length === 1 ? this.ref(this.of(included[0], 'resource')) : { oneOf: included.map((type) => this.ref(this.of(type, 'resource'))) }, { description: 'The resources of `include`, each once.' }) }
+    const jsonapi = { jsonapi: this.ref('jsonapi.object') }
+    this.#add(name('document'), closed({ data: this.ref(name('resource')), ...includedMember, links: this.ref('jsonapi.resource-links'), ...jsonapi }, ['data', 'links']))
+    this.#add(name('nullable-document'), closed({ data: nullable(this.ref(name('resource'))), ...includedMember, links: this.ref('jsonapi.resource-links'), ...jsonapi }, ['data', 'links']))
+    this.#add(name('collection'), closed({
+      data: arrayOf(this.ref(name('resource'))),
+      ...includedMember,
+      links: this.ref('jsonapi.pagination-links'),
+      meta: this.ref('jsonapi.collection-meta'),
+      ...jsonapi,
+    }, ['data', 'links']))
+
+    this.#add(name('to-many-linkage-document'), closed({
+      links: this.ref('jsonapi.relationship-pagination-links'),
+      data: arrayOf(this.ref(name('identifier'))),
+      meta: this.ref('jsonapi.collection-meta'),
+      ...jsonapi,
+    }, ['links', 'data']))
+    this.#add(name('to-one-linkage-document'), closed({ links: this.ref('jsonapi.relationship-links'), data: nullable(this.ref(name('identifier'))), ...jsonapi }, ['links', 'data']))
+
+    for (const mode of ['create', 'update'] as const) {
+      this.#add(name(`${mode}-data`), this.writeData(resource, mode))
+      this.#add(name(mode), this.writeDocument(this.ref(name(`${mode}-data`)), mode === 'create' ? `Creates a \`${resource.type}\`.` : 'Changes the attributes and relationships sent; the others keep their values.'))
+    }
+    this.#filter(resource)
+    this.#parameters(resource)
+  }
+
+  /** The values of the `include`, `sort` and `fields[<type>]` parameters of a type. */
+  #parameters (resource: ResolvedResource): void {
+    const { paths, complete } = this.includable(resource)
+    const list = (items: readonly string[]): string => items.map((item) => `\`${item}\``).join(', ')
+    if (paths.length > 0) {
+      this.#add(this.of(resource, 'include'), {
+        type: 'string',
+        ...(complete ? { pattern: listPattern(paths) } : {}),
+        description: `Include paths of \`${resource.type}\`, comma-separated: ${list(paths)}${complete ? '' : ' …'}.`,
+      })
+    }
+    const fields = [...resource.visibleAttributes.map((attribute) => attribute.name), ...resource.relationships.keys()]
+    this.#add(this.of(resource, 'fields'), {
+      type: 'string',
+      ...(fields.length === 0 ? { maxLength: 0 } : { pattern: listPattern(fields, false, true) }),
+      description: `Fields of \`${resource.type}\`, comma-separated: ${list(fields) || 'none'}.`,
+    })
+    const keys = this.sortKeys(resource)
+    this.#add(this.of(resource, 'sort'), {
+      type: 'string',
+      pattern: listPattern(keys, true),
+      description: `Sort keys of \`${resource.type}\`, comma-separated, \`-\` for descending: ${list(keys)}. Keys follow to-one relationships at any depth (\`author.name\`); the deepest ones are not listed.`,
+    })
+  }
+
+  /** The schema of an attribute's values in responses. */
+  #attributeSchema (attribute: ResolvedAttribute): JsonSchema {
+    const schema = plain(attribute.schema)
+    if (attribute.readOnly || attribute.derived !== undefined) schema.readOnly = true
+    return schema
+  }
+
+  /** The linkage of a relationship; `nullable` for a to-one read (an empty to-one is `null`). */
+  #linkage (relationship: ResolvedRelationship, nullableToOne: boolean): JsonSchema {
+    const target = this.#graph.getResource(relationship.targetType)
+    const identifier = this.ref(this.of(target, 'identifier'))
+    if (relationship.toMany) return arrayOf(identifier)
+    return nullableToOne ? nullable(identifier) : identifier
+  }
+
+  /** The body that replaces a relationship's linkage (PATCH), or adds or removes members (POST, DELETE). */
+  linkageBody (relationship: ResolvedRelationship): JsonSchema {
+    const nullableToOne = relationship.storage.kind === 'join' || relationship.storage.nullable
+    return closed({ data: this.#linkage(relationship, nullableToOne), meta: this.ref('jsonapi.meta') }, ['data'])
+  }
+
+  /** A create or update document around its `data`. */
+  writeDocument (data: JsonSchema, description: string): JsonSchema {
+    return { ...closed({ data, meta: this.ref('jsonapi.meta'), jsonapi: this.ref('jsonapi.object') }, ['data']), description }
+  }
+
+  /**
+   * The resource object of a create or an update body: the writable attributes (the schema in force), the writable
+   * relationships' linkage, `id` as the client-id policy allows. `implied` relationships are set by the URL (a
+   * related route), so never required.
+   */
+  writeData (resource: ResolvedResource, mode: 'create' | 'update', implied: ReadonlySet<string> = new Set()): JsonSchema {
+    const attributes = plain(mode === 'create' ? resource.inputs.createSchema : resource.inputs.updateSchema)
+    const relationships: Record<string, JsonSchema> = {}
+    const requiredRelationships: string[] = []
+    for (const relationship of resource.relationships.values()) {
+      if (relationship.readOnly || (mode === 'update' && relationship.createOnly)) continue
+      relationships[relationship.name] = closed({ data: this.#linkage(relationship, relationship.storage.kind !== 'join' && relationship.storage.nullable), meta: this.ref('jsonapi.meta') }, ['data'])
+      if (mode === 'create' && relationship.required && !implied.has(relationship.name)) requiredRelationships.push(relationship.name)
+    }
+    const required = ['type']
+    const data: Record<string, JsonSchema> = { type: { const: resource.type } }
+    if (mode === 'update' || resource.clientIds !== 'forbidden') data.id = this.ref(this.of(resource, 'id'))
+    if (mode === 'update' || resource.clientIds === 'required') required.push('id')
+    if (mode === 'create') data.lid = { type: 'string', minLength: 1, description: 'A local id (atomic operations).' }
+    data.attributes = attributes
+    if (Array.isArray(attributes.required) && attributes.required.length > 0) required.push('attributes')
+    if (Object.keys(relationships).length > 0) {
+      data.relationships = closed(relationships, requiredRelationships)
+      if (requiredRelationships.length > 0) required.push('relationships')
+    }
+    data.links = { type: 'object' }
+    data.meta = this.ref('jsonapi.meta')
+    return closed(data, required)
+  }
+
+  /**
+   * The JSON filter of a type (`filter=[…]`): comparisons of its filterable attributes with the operators each one
+   * allows, relationship filters (`any`/`has`) with the related type's filter, `and`/`or`/`not`, and dotted names
+   * through relationships.
+   */
+  #filter (resource: ResolvedResource): void {
+    const item = this.of(resource, 'filter-item')
+    const forms: JsonSchema[] = []
+    const filterable = [resource.idAttribute, ...resource.attributes.values()].filter((attribute) => attribute.filterable && !attribute.hidden)
+    for (const attribute of filterable) {
+      const operators = Object.entries(BUILTIN_OPERATORS).filter(([, { kinds }]) => kinds.includes(attribute.valueKind)).map(([op]) => op)
+      for (const op of attribute.operators.keys()) if (!operators.includes(op)) operators.push(op)
+      const comparable = filterable.filter((other) => other !== attribute && (other.valueKind === attribute.valueKind || (isNumeric(other) && isNumeric(attribute))))
+      const properties: Record<string, JsonSchema> = { name: { const: attribute.name }, op: { enum: operators }, val: {} }
+      if (comparable.length > 0 && BUILTIN_OPERATORS.eq.kinds.includes(attribute.valueKind)) {
+        properties.field = { enum: comparable.map((other) => other.name), description: `Compare with another attribute (${[...FIELD_OPERATORS].join(', ')}).` }
+      }
+      forms.push(closed(properties, ['name', 'op']))
+    }
+    for (const relationship of resource.relationships.values()) {
+      const target = this.#graph.getResource(relationship.targetType)
+      forms.push(closed({
+        name: { const: relationship.name },
+        op: { const: relationship.toMany ? 'any' : 'has' },
+        val: this.ref(this.of(target, 'filter')),
+      }, ['name', 'op']))
+    }
+    if (resource.relationships.size > 0) {
+      forms.push({
+        ...closed({ name: { type: 'string', pattern: '^[^.]+(?:\\.[^.]+)+$' }, op: { type: 'string' }, val: {}, field: { type: 'string' } }, ['name', 'op']),
+        description: 'A comparison of an attribute of a related resource: `name` is the dotted path through relationships (`author.name`).',
+      })
+    }
+    const self = this.ref(item)
+    forms.push(closed({ and: arrayOf(self, { minItems: 1 }) }, ['and']))
+    forms.push(closed({ or: arrayOf(self, { minItems: 1 }) }, ['or']))
+    forms.push(closed({ not: self }, ['not']))
+    this.#add(item, { anyOf: forms })
+    this.#add(this.of(resource, 'filter'), {
+      anyOf: [arrayOf(self), self],
+      description: `A filter of \`${resource.type}\`: one filter object or an array of them (ANDed).`,
+    })
+  }
+
+  #operations (): void {
+    const resources = this.#graph.resources
+    const ref = { ...closed({ type: { enum: resources.map((resource) => resource.type) }, id: { type: 'string' }, lid: { type: 'string' }, relationship: { type: 'string' } }, ['type']) }
+    const bodies = resources.flatMap((resource) => [this.ref(this.of(resource, 'create-data')), this.ref(this.of(resource, 'update-data'))])
+    const identifiers = resources.map((resource) => this.ref(this.of(resource, 'identifier')))
+    const linkage = { anyOf: [{ type: 'null' }, ...identifiers, arrayOf({ anyOf: identifiers })] }
+    this.#add('jsonapi.operation', {
+      ...closed({ op: { enum: ['add', 'update', 'remove'] }, ref, data: this.ref('jsonapi.operation-data'), meta: this.ref('jsonapi.meta') }, ['op']),
+      description: 'One operation: `data` is the `data` of a create or update body of the type (add, update), or resource linkage (relationship operations).',
+    })
+    this.#add('jsonapi.operation-data', { anyOf: [...bodies, linkage] })
+    this.#add('jsonapi.operations', {
+      ...closed({ 'atomic:operations': arrayOf(this.ref('jsonapi.operation'), { minItems: 1 }), meta: this.ref('jsonapi.meta'), jsonapi: this.ref('jsonapi.object') }, ['atomic:operations']),
+      description: 'An atomic operations request (JSON:API atomic extension): all operations succeed, or none has any effect.',
+    })
+    const results = resources.map((resource) => this.ref(this.of(resource, 'resource')))
+    this.#add('jsonapi.operation-results', {
+      ...closed({
+        'atomic:results': arrayOf(closed({ data: { anyOf: [{ type: 'null' }, ...results] }, meta: { anyOf: [{ type: 'null' }, this.ref('jsonapi.meta')] } })),
+        meta: this.ref('jsonapi.meta'),
+        jsonapi: this.ref('jsonapi.object'),
+      }, ['atomic:results']),
+      description: 'One result per operation, in order: the resource of an add or update, `null` otherwise.',
+    })
+  }
+
+  /** The include paths of a type up to the depth limit, and the types they reach. */
+  includable (resource: ResolvedResource): { readonly paths: string[]; readonly types: ResolvedResource[]; readonly complete: boolean } {
+    let found = this.#includePaths.get(resource)
+    if (found !== undefined) return found
+    const paths: string[] = []
+    const types = new Set<ResolvedResource>()
+    let complete = true
+    const walk = (owner: ResolvedResource, prefix: string, depth: number): void => {
+      for (const relationship of owner.relationships.values()) {
+        const target = this.#graph.getResource(relationship.targetType)
+        types.add(target)
+        if (paths.length < MAX_LISTED_PATHS) paths.push(`${prefix}${relationship.name}`)
+        else complete = false
+        if (depth < this.#maxIncludeDepth) walk(target, `${prefix}${relationship.name}.`, depth + 1)
+      }
+    }
+    walk(resource, '', 1)
+    found = { paths, types: [...types], complete }
+    this.#includePaths.set(resource, found)
+    return found
+  }
+
+  /** The sort keys of a type: its sortable attributes and `id`, and theirs through to-one relationships. */
+  sortKeys (resource: ResolvedResource): string[] {
+    const keys: string[] = []
+    const walk = (owner: ResolvedResource, prefix: string, depth: number): void => {
+      keys.push(`${prefix}id`)
+      for (const attribute of owner.visibleAttributes) if (attribute.sortable) keys.push(`${prefix}${attribute.name}`)
+      if (depth >= this.#maxIncludeDepth) return
+      for (const relationship of owner.relationships.values()) {
+        if (!relationship.toMany && keys.length < MAX_LISTED_PATHS) walk(this.#graph.getResource(relationship.targetType), `${prefix}${relationship.name}.`, depth + 1)
+      }
+    }
+    walk(resource, '', 0)
+    return keys
+  }
+}
+
+function isNumeric (attribute: ResolvedAttribute): boolean {
+  return attribute.valueKind === 'integer' || attribute.valueKind === 'number'
+}

@@ -1,0 +1,329 @@
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
+import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { QueryLimits } from '../request/read-query.js'
+import type { JsonApiAction } from '../routes/route-config.js'
+import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { ATOMIC_EXTENSION } from '../document/operations-document.js'
+import { BUILTIN_OPERATORS } from '../query/builtin-operators.js'
+import { OpenApiComponents, type JsonSchema } from './components.js'
+
+const ATOMIC_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"`
+
+/** What every route of a registration is described with. */
+export interface RouteDocsSettings {
+  readonly graph: ResourceGraph
+  readonly limits: QueryLimits
+  /** The registration's route prefix (`fastify.prefix`): it names its components apart from another registration's. */
+  readonly prefix: string
+  /** Whether the atomic operations endpoint is served. */
+  readonly operations: boolean
+  /** Error statuses every route may answer besides its own: the application's (its `context`, its hooks). */
+  readonly errors: readonly number[]
+}
+
+/** Route options that describe a route without taking over its validation or serialization. */
+export type DescribedRoute = Pick<RouteOptions, 'schema' | 'validatorCompiler' | 'serializerCompiler'>
+
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'A query parameter, the body or a value in it is malformed (`source` names it).',
+  401: 'The application did not recognise the caller (its `context` or hooks).',
+  429: 'Too many requests (the application\'s limit).',
+  503: 'The service is unavailable for a moment; retry later.',
+  403: 'Refused: a client id where none is allowed, a read-only relationship, or the application\'s rules.',
+  404: 'The resource, or a related resource the body names, does not exist or is not visible.',
+  406: 'Every JSON:API media type in `Accept` carries parameters the server does not support.',
+  409: 'The body conflicts: a type or id that does not match, a unique value that exists, rows that still refer to it.',
+  413: 'The body is too large (or has too many operations).',
+  415: 'The `Content-Type` is not JSON:API (or JSON), or names an unsupported extension.',
+  422: 'A field is invalid, missing, unknown or read-only (`source.pointer` names it).',
+  500: 'The server failed; nothing was written.',
+}
+
+/** Every query parameter `fields[<type>]`, `include`, `sort`, `filter`… is a string: no compilation is needed. */
+const NO_VALIDATION = (): ((value: unknown) => boolean) => () => true
+/** Responses are serialized as they always were: the schemas describe, they do not filter. */
+const PLAIN_SERIALIZER = (): ((value: unknown) => string) => (value) => JSON.stringify(value)
+
+function pascal (text: string): string {
+  return text.split(/[^A-Za-z0-9]+/).filter(Boolean).map((part) => part[0].toUpperCase() + part.slice(1)).join('')
+}
+
+/**
+ * Builds the schema of every route of a registration from the resource declarations, for `@fastify/swagger` (or any
+ * reader of route schemas): parameters, request bodies and responses per status, all as JSON:API documents under
+ * `application/vnd.api+json`, with shared parts as schemas of the plugin's scope (`addSchema`). The plugin's own
+ * readers keep validating requests: the schemas never replace them.
+ */
+export class RouteDocs {
+  readonly components: OpenApiComponents
+  readonly #settings: RouteDocsSettings
+  readonly #namespace: string
+  readonly #operationIds = new Set<string>()
+
+  constructor (settings: RouteDocsSettings) {
+    this.#settings = settings
+    this.#namespace = settings.prefix === '' ? '' : `${settings.prefix.replace(/^\/+/, '').replace(/[^A-Za-z0-9_-]+/g, '_')}.`
+    this.components = new OpenApiComponents(settings.graph, settings.limits.maxIncludeDepth, this.#namespace, settings.operations)
+  }
+
+  /** Adds the shared schemas to the plugin's scope. */
+  register (fastify: FastifyInstance): void {
+    for (const [id, schema] of this.components.schemas) fastify.addSchema({ $id: id, ...schema })
+  }
+
+  /** A route the document leaves out (405 answers, catch-alls). */
+  hidden (): DescribedRoute {
+    return { schema: { hide: true } as FastifySchema }
+  }
+
+  /** The description of one route of a resource (or of a relationship of it). */
+  route (action: JsonApiAction, resource: ResolvedResource, relationship?: ResolvedRelationship): DescribedRoute {
+    const schema = this.#schema(action, resource, relationship)
+    return { schema: schema as FastifySchema, validatorCompiler: NO_VALIDATION, serializerCompiler: PLAIN_SERIALIZER }
+  }
+
+  /** The description of the atomic operations endpoint. */
+  operations (): DescribedRoute {
+    const c = this.components
+    const schema: JsonSchema = {
+      operationId: this.#operationId('runOperations'),
+      summary: 'Atomic operations',
+      description: 'Runs every operation in one transaction (JSON:API atomic extension): all succeed, or none has any effect.',
+      tags: ['operations'],
+      body: { content: { [ATOMIC_MEDIA_TYPE]: { schema: c.ref('jsonapi.operations') }, [JSONAPI_MEDIA_TYPE]: { schema: c.ref('jsonapi.operations') } } },
+      response: {
+        200: { description: 'The results, in order.', content: { [ATOMIC_MEDIA_TYPE]: { schema: c.ref('jsonapi.operation-results') }, [JSONAPI_MEDIA_TYPE]: { schema: c.ref('jsonapi.operation-results') } } },
+        204: { description: 'Every operation was a removal: no content.', type: 'null' },
+        ...this.#errors([400, 403, 404, 406, 409, 413, 415, 422, 500]),
+      },
+    }
+    return { schema: schema as FastifySchema, validatorCompiler: NO_VALIDATION, serializerCompiler: PLAIN_SERIALIZER }
+  }
+
+  #operationId (base: string): string {
+    let id = `${this.#namespace === '' ? '' : pascal(this.#namespace)}${base}`
+    id = id[0].toLowerCase() + id.slice(1)
+    let unique = id
+    for (let n = 2; this.#operationIds.has(unique); n++) unique = `${id}${n}`
+    this.#operationIds.add(unique)
+    return unique
+  }
+
+  #errors (statuses: readonly number[]): Record<string, JsonSchema> {
+    const all = new Set([...statuses, ...this.#settings.errors])
+    const responses: Record<string, JsonSchema> = {}
+    for (const status of [...all].sort()) {
+      responses[status] = { description: REASONS[status] ?? 'Refused by the application.', content: { [JSONAPI_MEDIA_TYPE]: { schema: this.components.ref('jsonapi.errors') } } }
+    }
+    return responses
+  }
+
+  #success (status: number, description: string, component: string, headers?: JsonSchema): Record<string, JsonSchema> {
+    return { [status]: { description, ...(headers === undefined ? {} : { headers }), content: { [JSONAPI_MEDIA_TYPE]: { schema: this.components.ref(component) } } } }
+  }
+
+  #body (schema: JsonSchema): JsonSchema {
+    return { content: { [JSONAPI_MEDIA_TYPE]: { schema }, 'application/json': { schema } } }
+  }
+
+  #params (resource: ResolvedResource): JsonSchema {
+    return { type: 'object', required: ['id'], properties: { id: this.components.ref(this.components.of(resource, 'id')) } }
+  }
+
+  #schema (action: JsonApiAction, resource: ResolvedResource, relationship?: ResolvedRelationship): JsonSchema {
+    const c = this.components
+    const graph = this.#settings.graph
+    const type = resource.type
+    const target = relationship === undefined ? resource : graph.getResource(relationship.targetType)
+    const of = (part: string): string => c.of(target, part)
+    const reads = [400, 404, 406, 415, 500]
+    const writes = [400, 403, 404, 406, 409, 413, 415, 422, 500]
+    const created = { Location: { type: 'string', format: 'uri-reference', description: 'The URL of the new resource.' } }
+    const deleted = this.#success(200, 'Deleted.', 'jsonapi.meta-document')
+    const name = relationship?.name ?? ''
+    const base = { tags: [type], params: this.#params(resource) }
+    switch (action) {
+      case 'list':
+        return {
+          operationId: this.#operationId(`list${pascal(type)}`),
+          summary: `List ${type} resources`,
+          tags: [type],
+          querystring: this.#query(resource, true),
+          response: { ...this.#success(200, `A page of \`${type}\` resources.`, of('collection')), ...this.#errors([400, 406, 415, 500]) },
+        }
+      case 'create':
+        return {
+          operationId: this.#operationId(`create${pascal(type)}`),
+          summary: `Create a ${type}`,
+          tags: [type],
+          querystring: this.#query(resource, false),
+          body: this.#body(c.ref(of('create'))),
+          response: { ...this.#success(201, 'Created.', of('document'), created), ...this.#errors(writes) },
+        }
+      case 'read':
+        return {
+          operationId: this.#operationId(`read${pascal(type)}`),
+          summary: `Fetch a ${type}`,
+          ...base,
+          querystring: this.#query(resource, false),
+          response: { ...this.#success(200, `The \`${type}\`.`, of('document')), ...this.#errors(reads) },
+        }
+      case 'update':
+        return {
+          operationId: this.#operationId(`update${pascal(type)}`),
+          summary: `Update a ${type}`,
+          ...base,
+          querystring: this.#query(resource, false),
+          body: this.#body(c.ref(of('update'))),
+          response: { ...this.#success(200, `The \`${type}\` as stored.`, of('document')), ...this.#errors(writes) },
+        }
+      case 'delete':
+        return {
+          operationId: this.#operationId(`delete${pascal(type)}`),
+          summary: `Delete a ${type}`,
+          ...base,
+          response: { ...deleted, ...this.#errors([400, 404, 406, 409, 413, 415, 500]) },
+        }
+      case 'read-related': {
+        const rel = relationship as ResolvedRelationship
+        return {
+          operationId: this.#operationId(`read${pascal(type)}${pascal(name)}`),
+          summary: `Fetch the ${name} of a ${type}`,
+          ...base,
+          querystring: this.#query(target, rel.toMany),
+          response: {
+            ...(rel.toMany
+              ? this.#success(200, `The \`${target.type}\` resources of \`${name}\`.`, of('collection'))
+              : this.#success(200, `The \`${target.type}\` of \`${name}\`, or \`null\`.`, of('nullable-document'))),
+            ...this.#errors(reads),
+          },
+        }
+      }
+      case 'create-related': {
+        const rel = relationship as ResolvedRelationship
+        const implied = new Set(rel.storage.kind === 'inverse' ? [rel.storage.inverseName] : [])
+        return {
+          operationId: this.#operationId(`create${pascal(type)}${pascal(name)}`),
+          summary: `Create a ${target.type} in the ${name} of a ${type}`,
+          description: rel.toMany ? `Creates the resource and adds it to \`${name}\`.` : `Creates the resource and makes it the \`${name}\`.`,
+          ...base,
+          querystring: this.#query(target, false),
+          body: this.#body(implied.size === 0 ? c.ref(of('create')) : c.writeDocument(c.writeData(target, 'create', implied), `Creates a \`${target.type}\`; \`${[...implied].join('`, `')}\` is set by the URL.`)),
+          response: { ...this.#success(201, 'Created.', of('document'), created), ...this.#errors(writes) },
+        }
+      }
+      case 'update-related':
+        return {
+          operationId: this.#operationId(`update${pascal(type)}${pascal(name)}`),
+          summary: `Update the ${name} of a ${type}`,
+          ...base,
+          querystring: this.#query(target, false),
+          body: this.#body(c.ref(of('update'))),
+          response: { ...this.#success(200, `The \`${target.type}\` as stored.`, of('nullable-document')), ...this.#errors(writes) },
+        }
+      case 'delete-related':
+        return {
+          operationId: this.#operationId(`delete${pascal(type)}${pascal(name)}`),
+          summary: `Delete the ${name} of a ${type}`,
+          ...base,
+          response: { ...deleted, ...this.#errors([400, 404, 406, 409, 413, 415, 500]) },
+        }
+      case 'read-relationship': {
+        const rel = relationship as ResolvedRelationship
+        return {
+          operationId: this.#operationId(`read${pascal(type)}${pascal(name)}Relationship`),
+          summary: `Fetch the linkage of the ${name} of a ${type}`,
+          ...base,
+          ...(rel.toMany ? { querystring: this.#query(target, true, false) } : {}),
+          response: {
+            ...this.#success(200, `The linkage of \`${name}\`.`, of(rel.toMany ? 'to-many-linkage-document' : 'to-one-linkage-document')),
+            ...this.#errors(reads),
+          },
+        }
+      }
+      case 'replace-relationship': {
+        const rel = relationship as ResolvedRelationship
+        const linkage = c.linkageBody(rel)
+        return {
+          operationId: this.#operationId(`replace${pascal(type)}${pascal(name)}Relationship`),
+          summary: `Replace the ${name} of a ${type}`,
+          ...base,
+          body: this.#body(linkage),
+          response: {
+            200: {
+              description: 'The new linkage.',
+              content: {
+                [JSONAPI_MEDIA_TYPE]: {
+                  schema: {
+                    type: 'object',
+                    required: ['data', 'links', 'meta'],
+                    properties: { links: c.ref('jsonapi.relationship-links'), data: (linkage.properties as JsonSchema).data, meta: c.ref('jsonapi.meta'), jsonapi: c.ref('jsonapi.object') },
+                    additionalProperties: false,
+                  },
+                },
+              },
+            },
+            ...this.#errors(writes),
+          },
+        }
+      }
+      case 'add-relationship':
+      case 'remove-relationship': {
+        const rel = relationship as ResolvedRelationship
+        const verb = action === 'add-relationship' ? 'add' : 'remove'
+        return {
+          operationId: this.#operationId(`${verb}${pascal(type)}${pascal(name)}Members`),
+          summary: `${verb === 'add' ? 'Add' : 'Remove'} members ${verb === 'add' ? 'to' : 'from'} the ${name} of a ${type}`,
+          ...(rel.toMany ? {} : { description: 'A to-one relationship has no members: always 403.' }),
+          ...base,
+          ...(rel.toMany ? { body: this.#body(c.linkageBody(rel)) } : {}),
+          response: rel.toMany
+            ? { ...this.#success(200, 'Done.', 'jsonapi.meta-document'), ...this.#errors(writes) }
+            : this.#errors([403, 406, 500]),
+        }
+      }
+      default:
+        throw new Error(`fastify-jsonapi: no route description for '${action}'`)
+    }
+  }
+
+  /** The query parameters of a route that returns resources of `resource` (`collection`: a page of them). */
+  #query (resource: ResolvedResource, collection: boolean, documents = true): JsonSchema {
+    const c = this.components
+    const limits = this.#settings.limits
+    const properties: Record<string, JsonSchema> = {}
+    if (documents) {
+      const types = c.includable(resource).types
+      if (c.schemas.has(c.id(c.of(resource, 'include')))) {
+        properties.include = { allOf: [c.ref(c.of(resource, 'include'))], description: `Related resources to include, comma-separated paths at most ${limits.maxIncludeDepth} relationships deep.` }
+      }
+      for (const type of [resource, ...types.filter((other) => other !== resource)]) {
+        properties[`fields[${type.type}]`] = { allOf: [c.ref(c.of(type, 'fields'))], description: `The fields of \`${type.type}\` to return, comma-separated (all by default).` }
+      }
+    }
+    if (!collection) return { type: 'object', properties }
+    properties.sort = { allOf: [c.ref(c.of(resource, 'sort'))], description: 'Sort keys, comma-separated; `-` for descending.' }
+    properties.filter = {
+      'x-consume': 'application/json',
+      allOf: [c.ref(c.of(resource, 'filter'))],
+      description: 'The JSON filter: an array of filter objects, URL-encoded (`[{"name":"age","op":"gt","val":30}]`). See docs/querying.md.',
+    }
+    for (const attribute of [resource.idAttribute, ...resource.visibleAttributes]) {
+      if (!attribute.filterable || !BUILTIN_OPERATORS.eq.kinds.includes(attribute.valueKind)) continue
+      properties[`filter[${attribute.name}]`] = { type: 'string', description: `Only resources whose \`${attribute.name}\` equals this value.` }
+    }
+    for (const relationship of resource.relationships.values()) {
+      properties[`filter[${relationship.name}_id]`] = { type: 'string', description: `Only resources related through \`${relationship.name}\` to the resource of this id.` }
+    }
+    const maxSize = resource.pagination.maxSize ?? limits.maxPageSize
+    const defaultSize = resource.pagination.defaultSize ?? limits.defaultPageSize
+    properties['page[number]'] = { type: 'integer', minimum: 1, description: 'The page, from 1.' }
+    properties['page[size]'] = {
+      type: 'integer',
+      minimum: limits.unpaged === 'forbidden' ? 1 : 0,
+      maximum: maxSize,
+      description: `Resources per page (default ${Math.min(defaultSize, maxSize)}, at most ${maxSize})${limits.unpaged === 'allowed' ? '; 0 returns every resource' : limits.unpaged === 'capped' ? `; 0 returns ${maxSize}` : ''}.`,
+    }
+    return { type: 'object', properties }
+  }
+}
