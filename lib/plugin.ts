@@ -89,7 +89,9 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     graph,
     repository,
     limits,
-    baseUrl,
+    // Links are the base URL, the registration's prefix, and a path of the plugin's own (`/users/1`).
+    baseUrl: `${baseUrl}${fastify.prefix}`,
+    prefix: fastify.prefix,
     contextOf: options.context,
     docs,
   })

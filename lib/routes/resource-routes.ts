@@ -16,7 +16,10 @@ export interface RouteContext {
   readonly graph: ResourceGraph
   readonly repository: Repository
   readonly limits: QueryLimits
+  /** What every link starts with: the `baseUrl` option and the registration's prefix. */
   readonly baseUrl: string
+  /** The registration's prefix (`fastify.prefix`), part of every route's URL. */
+  readonly prefix: string
   /** The application's `context` option: the request's context for every hook. */
   readonly contextOf: ((request: FastifyRequest) => unknown) | undefined
   /** The schemas that describe every route (OpenAPI through `@fastify/swagger`). */
@@ -37,9 +40,10 @@ type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE']
 
-/** The request's path and query, for the links of its document. */
+/** The request's path (within the registration's prefix) and query, for the links of its document. */
 export function location (context: RouteContext, request: FastifyRequest): RequestLocation {
-  const path = request.url.split('?')[0]
+  const url = request.url.split('?')[0]
+  const path = url.startsWith(context.prefix) ? url.slice(context.prefix.length) : url
   return { baseUrl: context.baseUrl, path, query: request.query as Query }
 }
 
