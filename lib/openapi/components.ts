@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
-import { BUILTIN_OPERATORS, FIELD_OPERATORS } from '../query/builtin-operators.js'
+import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable } from '../query/builtin-operators.js'
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 reads it), plain data. */
 export type JsonSchema = Record<string, unknown>
@@ -272,9 +272,9 @@ export class OpenApiComponents {
     for (const attribute of filterable) {
       const operators = Object.entries(BUILTIN_OPERATORS).filter(([, { kinds }]) => kinds.includes(attribute.valueKind)).map(([op]) => op)
       for (const op of attribute.operators.keys()) if (!operators.includes(op)) operators.push(op)
-      const comparable = filterable.filter((other) => other !== attribute && (other.valueKind === attribute.valueKind || (isNumeric(other) && isNumeric(attribute))))
+      const comparable = filterable.filter((other) => other !== attribute && fieldsComparable(attribute, other))
       const properties: Record<string, JsonSchema> = { name: { const: attribute.name }, op: { enum: operators }, val: {} }
-      if (comparable.length > 0 && BUILTIN_OPERATORS.eq.kinds.includes(attribute.valueKind)) {
+      if (comparable.length > 0) {
         properties.field = { enum: comparable.map((other) => other.name), description: `Compare with another attribute (${[...FIELD_OPERATORS].join(', ')}).` }
       }
       forms.push(closed(properties, ['name', 'op']))
@@ -366,8 +366,4 @@ export class OpenApiComponents {
     walk(resource, '', 0)
     return keys
   }
-}
-
-function isNumeric (attribute: ResolvedAttribute): boolean {
-  return attribute.valueKind === 'integer' || attribute.valueKind === 'number'
 }

@@ -1,4 +1,4 @@
-import type { ValueKind } from '../schema/resolved.js'
+import type { ResolvedAttribute, ValueKind } from '../schema/resolved.js'
 import type { BuiltinOperator } from './filter-nodes.js'
 
 /** What `val` a built-in operator takes. */
@@ -51,3 +51,16 @@ export function isBuiltinOperator (op: string): op is BuiltinOperator {
 
 /** The operators that compare two attributes of the same row (`field`). */
 export const FIELD_OPERATORS: ReadonlySet<string> = new Set(['eq', 'ne', 'gt', 'ge', 'lt', 'le'])
+
+const NUMERIC_KINDS: ReadonlySet<ValueKind> = new Set(['integer', 'number'])
+
+/**
+ * Whether two attributes can be compared with each other (`field`), decided from the declarations before any SQL
+ * runs: the same kind (or two numbers) that the comparison operators allow, and a UUID only with a UUID (PostgreSQL
+ * has no `uuid = text`).
+ */
+export function fieldsComparable (attribute: ResolvedAttribute, other: ResolvedAttribute): boolean {
+  const sameKind = other.valueKind === attribute.valueKind || (NUMERIC_KINDS.has(other.valueKind) && NUMERIC_KINDS.has(attribute.valueKind))
+  const uuid = (item: ResolvedAttribute): boolean => item.valueSchema.format === 'uuid'
+  return sameKind && uuid(attribute) === uuid(other) && BUILTIN_OPERATORS.eq.kinds.includes(attribute.valueKind)
+}

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { findNulCharacter, registerFormats } from '../schema/compiled-input.js'
-import { BUILTIN_OPERATORS, FIELD_OPERATORS, isBuiltinOperator } from '../query/builtin-operators.js'
+import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, isBuiltinOperator } from '../query/builtin-operators.js'
 import {
   andNode, compareNode, customNode, existsNode, fieldCompareNode, notNode, orNode,
   type FieldCompareNode, type FilterNode,
@@ -20,7 +20,6 @@ export interface FilterLimits {
 type RawQuery = Readonly<Record<string, unknown>>
 
 const COMPARISON_MEMBERS = new Set(['name', 'op', 'val', 'field'])
-const NUMERIC = new Set(['integer', 'number'])
 
 function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -187,8 +186,7 @@ class FilterReader {
     if (!FIELD_OPERATORS.has(op)) throw this.#fail(`${path}.op`, `'${op}' cannot compare two fields (eq, ne, gt, ge, lt, le)`)
     if (typeof value.field !== 'string') throw this.#fail(`${path}.field`, '`field` must be the name of an attribute')
     const other = this.#attribute(owner, value.field, `${path}.field`)
-    const comparable = other.valueKind === attribute.valueKind || (NUMERIC.has(other.valueKind) && NUMERIC.has(attribute.valueKind))
-    if (!comparable || !BUILTIN_OPERATORS[op as 'eq'].kinds.includes(attribute.valueKind)) {
+    if (!fieldsComparable(attribute, other) || !BUILTIN_OPERATORS[op as 'eq'].kinds.includes(attribute.valueKind)) {
       throw this.#fail(`${path}.field`, `'${attribute.name}' (${attribute.valueKind}) cannot be compared with '${other.name}' (${other.valueKind})`)
     }
     return fieldCompareNode(attribute, op as FieldCompareNode['op'], other)
