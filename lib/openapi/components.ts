@@ -19,6 +19,8 @@ const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 
 const closed = (properties: Record<string, JsonSchema>, required: readonly string[] = []): JsonSchema =>
   ({ type: 'object', ...(required.length === 0 ? {} : { required: [...required] }), properties, additionalProperties: false })
 const arrayOf = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra })
+/** Whether a to-one relationship may be emptied (`data: null`); a to-many is emptied with `[]` whatever this says. */
+const clearable = (relationship: ResolvedRelationship): boolean => relationship.storage.kind !== 'join' && relationship.storage.nullable
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /** A pattern for a comma-separated list of the given items (each optionally prefixed by `-` when `signed`). */
@@ -27,7 +29,7 @@ export function listPattern (items: readonly string[], signed = false, empty = f
   return `^${empty ? '(?:' : ''}${item}(?:,${item})*${empty ? ')?' : ''}$`
 }
 
-/** The most include paths listed for one resource; beyond it the document lists the first ones only. */
+/** The most include paths (and sort keys) listed for one resource; beyond it the document lists the first ones only. */
 const MAX_LISTED_PATHS = 300
 
 /**
@@ -221,8 +223,7 @@ export class OpenApiComponents {
 
   /** The body that replaces a relationship's linkage (PATCH), or adds or removes members (POST, DELETE). */
   linkageBody (relationship: ResolvedRelationship): JsonSchema {
-    const nullableToOne = relationship.storage.kind === 'join' || relationship.storage.nullable
-    return closed({ data: this.#linkage(relationship, nullableToOne), meta: this.ref('jsonapi.meta') }, ['data'])
+    return closed({ data: this.#linkage(relationship, clearable(relationship)), meta: this.ref('jsonapi.meta') }, ['data'])
   }
 
   /** A create or update document around its `data`. */
@@ -241,7 +242,7 @@ export class OpenApiComponents {
     const requiredRelationships: string[] = []
     for (const relationship of resource.relationships.values()) {
       if (relationship.readOnly || (mode === 'update' && relationship.createOnly)) continue
-      relationships[relationship.name] = closed({ data: this.#linkage(relationship, relationship.storage.kind !== 'join' && relationship.storage.nullable), meta: this.ref('jsonapi.meta') }, ['data'])
+      relationships[relationship.name] = this.linkageBody(relationship)
       if (mode === 'create' && relationship.required && !implied.has(relationship.name)) requiredRelationships.push(relationship.name)
     }
     const required = ['type']
@@ -306,12 +307,12 @@ export class OpenApiComponents {
 
   #operations (): void {
     const resources = this.#graph.resources
-    const ref = { ...closed({ type: { enum: resources.map((resource) => resource.type) }, id: { type: 'string' }, lid: { type: 'string' }, relationship: { type: 'string' } }, ['type']) }
+    const target = closed({ type: { enum: resources.map((resource) => resource.type) }, id: { type: 'string' }, lid: { type: 'string' }, relationship: { type: 'string' } }, ['type'])
     const bodies = resources.flatMap((resource) => [this.ref(this.of(resource, 'create-data')), this.ref(this.of(resource, 'update-data'))])
     const identifiers = resources.map((resource) => this.ref(this.of(resource, 'identifier')))
     const linkage = { anyOf: [{ type: 'null' }, ...identifiers, arrayOf({ anyOf: identifiers })] }
     this.#add('jsonapi.operation', {
-      ...closed({ op: { enum: ['add', 'update', 'remove'] }, ref, data: this.ref('jsonapi.operation-data'), meta: this.ref('jsonapi.meta') }, ['op']),
+      ...closed({ op: { enum: ['add', 'update', 'remove'] }, ref: target, data: this.ref('jsonapi.operation-data'), meta: this.ref('jsonapi.meta') }, ['op']),
       description: 'One operation: `data` is the `data` of a create or update body of the type (add, update), or resource linkage (relationship operations).',
     })
     this.#add('jsonapi.operation-data', { anyOf: [...bodies, linkage] })
@@ -330,23 +331,37 @@ export class OpenApiComponents {
     })
   }
 
-  /** The include paths of a type up to the depth limit, and the types they reach. */
+  /**
+   * The include paths of a type up to the depth limit (the first {@link MAX_LISTED_PATHS}: the walk stops there, so a
+   * deep limit over a dense graph costs no more), and every type they reach.
+   */
   includable (resource: ResolvedResource): { readonly paths: string[]; readonly types: ResolvedResource[]; readonly complete: boolean } {
     let found = this.#includePaths.get(resource)
     if (found !== undefined) return found
     const paths: string[] = []
-    const types = new Set<ResolvedResource>()
-    let complete = true
-    const walk = (owner: ResolvedResource, prefix: string, depth: number): void => {
+    const walk = (owner: ResolvedResource, prefix: string, depth: number): boolean => {
       for (const relationship of owner.relationships.values()) {
-        const target = this.#graph.getResource(relationship.targetType)
-        types.add(target)
-        if (paths.length < MAX_LISTED_PATHS) paths.push(`${prefix}${relationship.name}`)
-        else complete = false
-        if (depth < this.#maxIncludeDepth) walk(target, `${prefix}${relationship.name}.`, depth + 1)
+        if (paths.length === MAX_LISTED_PATHS) return false
+        paths.push(`${prefix}${relationship.name}`)
+        if (depth < this.#maxIncludeDepth && !walk(this.#graph.getResource(relationship.targetType), `${prefix}${relationship.name}.`, depth + 1)) return false
       }
+      return true
     }
-    walk(resource, '', 1)
+    const complete = walk(resource, '', 1)
+    // The types, one relationship step per level: a type reached again is not walked again.
+    const types = new Set<ResolvedResource>()
+    let level = [resource]
+    for (let depth = 1; depth <= this.#maxIncludeDepth && level.length > 0; depth++) {
+      const next: ResolvedResource[] = []
+      for (const owner of level) {
+        for (const relationship of owner.relationships.values()) {
+          const target = this.#graph.getResource(relationship.targetType)
+          if (!types.has(target)) next.push(target)
+          types.add(target)
+        }
+      }
+      level = next
+    }
     found = { paths, types: [...types], complete }
     this.#includePaths.set(resource, found)
     return found

@@ -293,8 +293,8 @@ export class RouteDocs {
     const limits = this.#settings.limits
     const properties: Record<string, JsonSchema> = {}
     if (documents) {
-      const types = c.includable(resource).types
-      if (c.schemas.has(c.id(c.of(resource, 'include')))) {
+      const { paths, types } = c.includable(resource)
+      if (paths.length > 0) {
         properties.include = { allOf: [c.ref(c.of(resource, 'include'))], description: `Related resources to include, comma-separated paths at most ${limits.maxIncludeDepth} relationships deep.` }
       }
       for (const type of [resource, ...types.filter((other) => other !== resource)]) {

@@ -172,8 +172,10 @@ export function openApiProblems (
   if (matched === undefined) {
     const what = `${METHOD} ${path} (undocumented)`
     if (status < 400) return [`${what}: undocumented operation answered ${status}; only error answers (>= 400) are allowed`]
-    if (body === undefined || found.doc.components?.schemas?.['jsonapi.errors'] === undefined) return []
-    return schemaProblems(found, ['components', 'schemas', 'jsonapi.errors'], body, what, 'the component schema jsonapi.errors')
+    // The error document of the plugin's registration: `jsonapi.errors`, or `v2.jsonapi.errors` under a prefix.
+    const errors = Object.keys(found.doc.components?.schemas ?? {}).find((name) => name === 'jsonapi.errors' || name.endsWith('.jsonapi.errors'))
+    if (body === undefined || errors === undefined) return []
+    return schemaProblems(found, ['components', 'schemas', errors], body, what, `the component schema ${errors}`)
   }
 
   const { template, operation } = matched
