@@ -1,7 +1,9 @@
 import { jsonApi } from './plugin.js'
 
 export { jsonApi, JsonApiOptionsError } from './plugin.js'
-export type { FilterOptions, JsonApiOptions, OpenApiOptions, OperationsOptions, PaginationOptions } from './options.js'
+export type {
+  DatabaseOptions, FilterOptions, IncludeOptions, JsonApiOptions, OpenApiOptions, OperationsOptions, PaginationOptions, SortOptions,
+} from './options.js'
 export { defineOperator, defineResource, defineResourceFor } from './schema/declaration.js'
 export type {
   AnyResourceDeclaration,
@@ -11,6 +13,7 @@ export type {
   DerivedAttribute,
   FilterOperator,
   FilterOperatorContext,
+  IdDeclaration,
   IdKind,
   InverseDeclaration,
   NoDeclarations,
@@ -50,5 +53,7 @@ export { swaggerOptions } from './openapi/swagger-options.js'
 export type { OpenApiDocumentOptions, SwaggerPluginOptions } from './openapi/swagger-options.js'
 export { createEmbeddedDatabase } from './database/embedded-database.js'
 export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from './database/embedded-database.js'
+export { createPostgresDatabase } from './database/postgres-database.js'
+export type { PostgresDatabase, PostgresDatabaseOptions } from './database/postgres-database.js'
 
 export default jsonApi

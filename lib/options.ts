@@ -39,14 +39,23 @@ export interface JsonApiOptions {
   readonly baseUrl?: string
   /** Pagination defaults for every resource. */
   readonly pagination?: PaginationOptions
-  /** Limits of the JSON filter. */
+  /** Limits of `include`: how many paths, how deep (see docs/querying.md, "Limits"). */
+  readonly include?: IncludeOptions
+  /** Limits of `sort`: how many keys, how many relationship steps in one. */
+  readonly sort?: SortOptions
+  /** Limits of the filters (the JSON `filter` and the simple `filter[name]` ones together). */
   readonly filter?: FilterOptions
   /** The atomic operations endpoint (JSON:API's atomic extension). */
   readonly operations?: OperationsOptions
-  /** Include paths: maximum number of relationships in one path (default 3). */
+  /**
+   * Include paths: maximum number of relationships in one path (default 3). The same limit as `include.maxDepth`,
+   * kept for compatibility; give one of the two (both only with the same value).
+   */
   readonly maxIncludeDepth?: number
   /** What the routes' OpenAPI description says beyond what the declarations tell (see docs/openapi.md). */
   readonly openapi?: OpenApiOptions
+  /** How the plugin meets faults of the database (see docs/production.md). */
+  readonly database?: DatabaseOptions
   /**
    * Register a JSON:API 404 handler for unknown routes (default true). Turn it off when the application sets its
    * own not-found handler.
@@ -77,12 +86,50 @@ export interface OperationsOptions {
   readonly maxOperations?: number
 }
 
-/** Limits of the JSON filter. */
-export interface FilterOptions {
-  /** The deepest nesting of `and`/`or`/`not` and relationship filters (default 8). */
+/** Limits of `include`; beyond either, a request is a 400 naming `include`. */
+export interface IncludeOptions {
+  /** The most relationships in one include path, `a.b.c` being 3 (default 3). Also settable as `maxIncludeDepth`. */
   readonly maxDepth?: number
-  /** The most filter nodes in one request (default 200). */
+  /**
+   * The most include paths in one request (default 10). Distinct paths count as written: a path given twice counts
+   * once, `a` and `a.b` count as two.
+   */
+  readonly maxPaths?: number
+}
+
+/** Limits of `sort`; beyond either, a request is a 400 naming `sort`. */
+export interface SortOptions {
+  /** The most sort keys in one request (default 10). */
+  readonly maxKeys?: number
+  /** The most to-one relationship steps in one sort key, `owner.group.name` being 2 (default 3). */
+  readonly maxDepth?: number
+}
+
+/** Limits of the filters; beyond either, a request is a 400 naming the parameter (`filter`, `filter[name]`). */
+export interface FilterOptions {
+  /**
+   * The deepest nesting (default 8): each `and`/`or`/`not`, relationship filter (`any`/`has`) and relationship step
+   * of a name (`computers.owner.name` two, `filter[group_id]` one) is a level; a top-level filter is at level 1.
+   */
+  readonly maxDepth?: number
+  /**
+   * The most filter nodes in one request (default 200): every filter object, every simple `filter[name]`, every
+   * array of filters but the outermost (`[[…]]`, `{"and": [[…]]}`), and every element of an array in a value (each
+   * value of an `in` list).
+   */
   readonly maxNodes?: number
+}
+
+/** How the plugin meets faults of the database. */
+export interface DatabaseOptions {
+  /**
+   * How many times a write whose transaction failed with a serialization failure or a deadlock (`40001`, `40P01`)
+   * is run again before the client gets a 503 (default 3; 0 turns retrying off). The database rolled the failed
+   * attempt back, so nothing is applied twice; hooks run again with the new attempt.
+   */
+  readonly retries?: number
+  /** The `Retry-After` (seconds) of a 503 for a database fault (default 1). */
+  readonly retryAfter?: number
 }
 
 /** The OpenAPI description of the plugin's routes. */

@@ -10,6 +10,7 @@ import { registerResourceRoutes, type RouteContext } from './routes/resource-rou
 import { registerRelationshipRoutes } from './routes/relationship-routes.js'
 import { registerOperationsRoute, type OperationsSettings } from './routes/operations-route.js'
 import type { QueryLimits } from './request/read-query.js'
+import type { DatabaseSettings } from './service/resource-service.js'
 import { RouteDocs } from './openapi/route-schemas.js'
 
 /** An invalid plugin option; thrown at registration. */
@@ -35,15 +36,40 @@ function resolveLimits (options: JsonApiOptions): QueryLimits {
   if (!['allowed', 'forbidden', 'capped'].includes(unpaged)) {
     throw new JsonApiOptionsError("`pagination.unpaged` must be 'allowed', 'forbidden' or 'capped'")
   }
+  // `include.maxDepth` and the older `maxIncludeDepth` name the same limit: either may be given, or both alike.
+  const legacyDepth = positiveInteger('maxIncludeDepth', options.maxIncludeDepth, 3)
+  const maxIncludeDepth = positiveInteger('include.maxDepth', options.include?.maxDepth, legacyDepth)
+  if (options.maxIncludeDepth !== undefined && maxIncludeDepth !== legacyDepth) {
+    throw new JsonApiOptionsError('`include.maxDepth` and `maxIncludeDepth` are the same limit: give one of them')
+  }
   return Object.freeze({
     defaultPageSize,
     maxPageSize,
     unpaged,
-    maxIncludeDepth: positiveInteger('maxIncludeDepth', options.maxIncludeDepth, 3),
+    maxIncludeDepth,
+    maxIncludePaths: positiveInteger('include.maxPaths', options.include?.maxPaths, 10),
+    sort: Object.freeze({
+      maxKeys: positiveInteger('sort.maxKeys', options.sort?.maxKeys, 10),
+      maxDepth: positiveInteger('sort.maxDepth', options.sort?.maxDepth, 3),
+    }),
     filter: Object.freeze({
       maxDepth: positiveInteger('filter.maxDepth', options.filter?.maxDepth, 8),
       maxNodes: positiveInteger('filter.maxNodes', options.filter?.maxNodes, 200),
     }),
+  })
+}
+
+function nonNegativeInteger (name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 0) throw new JsonApiOptionsError(`\`${name}\` must be a non-negative integer`)
+  return value
+}
+
+function resolveDatabase (options: JsonApiOptions): DatabaseSettings {
+  const database = options.database ?? {}
+  return Object.freeze({
+    retries: nonNegativeInteger('database.retries', database.retries, 3),
+    retryAfter: nonNegativeInteger('database.retryAfter', database.retryAfter, 1),
   })
 }
 
@@ -76,6 +102,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     throw new JsonApiOptionsError('`context` must be a function of the request')
   }
   const limits = resolveLimits(options)
+  const database = resolveDatabase(options)
   const operations = resolveOperations(options)
   const taken = graph.resources.find((resource) => resource.path === operations?.path)
   if (taken !== undefined) {
@@ -94,14 +121,23 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     prefix: fastify.prefix,
     contextOf: options.context,
     docs,
+    database,
   })
 
-  fastify.setErrorHandler(jsonApiErrorHandler)
+  fastify.setErrorHandler(jsonApiErrorHandler(database.retryAfter))
   // Fastify appends `; charset=utf-8` to every JSON media type; JSON:API forbids parameters other than ext and
   // profile on its media type, so the charset comes off again before the headers are written.
-  fastify.addHook('onSend', function jsonApiContentType (_request, reply, payload, done) {
+  // A graceful close: Fastify stops accepting connections and answers new requests 503; a request in flight finishes,
+  // and its response closes its keep-alive connection, so that the close does not wait for the client to hang up.
+  let closing = false
+  fastify.addHook('preClose', function jsonApiClosing (done) {
+    closing = true
+    done()
+  })
+  fastify.addHook('onSend', function jsonApiContentType (request, reply, payload, done) {
     const type = reply.getHeader('content-type')
     if (typeof type === 'string' && type.startsWith(JSONAPI_MEDIA_TYPE)) reply.header('content-type', type.replace(/;\s*charset=utf-8$/i, ''))
+    if (closing && request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
     done(null, payload)
   })
   // Both JSON media types read an empty body as no body (a DELETE may carry a Content-Type and nothing else); a

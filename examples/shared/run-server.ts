@@ -1,6 +1,10 @@
 /**
- * The life of an example server: open the database, migrate it, build the app, listen; SIGINT/SIGTERM close the
- * server and the database cleanly and exit 0; a failure at start prints it and exits 1.
+ * The life of an example server: open the database, migrate it, build the app, listen; a failure at start prints it
+ * and exits 1.
+ *
+ * SIGINT/SIGTERM shut down gracefully: the server stops accepting connections, answers requests that arrive on open
+ * connections meanwhile with 503, lets every request in flight finish (its transaction commits or rolls back), then
+ * closes the database and exits 0. If that takes longer than `SHUTDOWN_TIMEOUT` ms (default 10000), it exits 1.
  *
  * Environment: `HOST` (default `127.0.0.1`), `PORT` (default: the example's), `DATABASE_URL` (see `database.ts`).
  */
@@ -36,7 +40,12 @@ export async function runServer (example: ExampleServer): Promise<void> {
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) return
     stopping = true
-    app?.log.info({ signal }, 'shutting down')
+    app?.log.info({ signal }, 'shutting down: draining requests in flight')
+    const timeout = Number(process.env.SHUTDOWN_TIMEOUT ?? '10000')
+    setTimeout(() => {
+      console.error(`shutdown took longer than ${timeout} ms; exiting`)
+      process.exit(1)
+    }, Number.isFinite(timeout) && timeout > 0 ? timeout : 10_000).unref()
     try {
       await app?.close()
       await database?.close()
@@ -50,7 +59,13 @@ export async function runServer (example: ExampleServer): Promise<void> {
   process.once('SIGTERM', (signal) => { void stop(signal) })
 
   try {
-    database = await openDatabase()
+    database = await openDatabase({
+      // A pooled connection the server dropped (a restart, a failover): the pool opens a new one when needed.
+      onConnectionError: (error) => {
+        if (app !== undefined) app.log.warn({ err: error }, 'a database connection was dropped')
+        else console.warn(`a database connection was dropped: ${error.message}`)
+      },
+    })
     await example.migrate(database.db)
     await example.prepare?.(database.db)
     app = await example.build(database.db)

@@ -34,6 +34,9 @@ export const ERROR_CODES = {
   FJA_NOT_NULL_VIOLATION: { status: 422, title: 'Missing required value' },
   FJA_CONSTRAINT_VIOLATION: { status: 422, title: 'Constraint violation' },
   FJA_INTERNAL: { status: 500, title: 'Internal server error' },
+  FJA_DATABASE_UNAVAILABLE: { status: 503, title: 'Database unavailable' },
+  FJA_DATABASE_TIMEOUT: { status: 503, title: 'Database timeout' },
+  FJA_DATABASE_CONFLICT: { status: 503, title: 'Concurrent changes conflicted' },
 } as const satisfies Record<string, { status: number; title: string }>
 
 /** A code of {@link ERROR_CODES}. */

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { JsonApiError } from './json-api-error.js'
 import { jsonApiError, type ErrorCode } from './error-codes.js'
 import { StorageError } from '../repository/repository.js'
+import { databaseFault, faultError } from './database-faults.js'
 
 /** The JSON:API media type. */
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json'
@@ -14,9 +15,14 @@ const FASTIFY_CODES: Readonly<Record<string, { code: ErrorCode; detail: string; 
   FST_ERR_CTP_BODY_TOO_LARGE: { code: 'FJA_PAYLOAD_TOO_LARGE', detail: 'the request body is too large' },
 }
 
-/** Turns anything thrown while handling a request into a {@link JsonApiError}. */
-export function toJsonApiError (error: unknown): JsonApiError {
+/**
+ * Turns anything thrown while handling a request into a {@link JsonApiError}: a fault of the database (unreachable,
+ * connection lost, timeout, a conflict left after the retries) is a 503 with `Retry-After: retryAfter` (seconds).
+ */
+export function toJsonApiError (error: unknown, retryAfter = 1): JsonApiError {
   if (error instanceof JsonApiError) return error
+  const fault = databaseFault(error)
+  if (fault !== undefined) return faultError(fault, retryAfter)
   const fastifyError = error as Partial<FastifyError> | undefined
   const known = typeof fastifyError?.code === 'string' ? FASTIFY_CODES[fastifyError.code] : undefined
   if (known !== undefined) {
@@ -34,14 +40,21 @@ export function toJsonApiError (error: unknown): JsonApiError {
 
 /**
  * The plugin's error handler: renders every error as a JSON:API error document. Unexpected errors become a 500
- * with no internals in the body and are logged through `request.log`.
+ * with no internals in the body and are logged through `request.log.error`; database faults become a 503 with
+ * `Retry-After: retryAfter` (seconds) and are logged through `request.log.warn`.
  */
-export function jsonApiErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const rendered = toJsonApiError(error)
-  if (rendered.statusCode >= 500) request.log.error({ err: error }, 'fastify-jsonapi: request failed')
-  return reply
-    .code(rendered.statusCode)
-    .headers(rendered.headers)
-    .type(JSONAPI_MEDIA_TYPE)
-    .send({ errors: rendered.errors, jsonapi: { version: '1.0' } })
+export function jsonApiErrorHandler (retryAfter = 1): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+  return function jsonApiErrors (error, request, reply) {
+    const rendered = toJsonApiError(error, retryAfter)
+    if (rendered.statusCode === 503 && !(error instanceof JsonApiError)) {
+      request.log.warn({ err: error }, 'fastify-jsonapi: the database failed the request')
+    } else if (rendered.statusCode >= 500) {
+      request.log.error({ err: error }, 'fastify-jsonapi: request failed')
+    }
+    return reply
+      .code(rendered.statusCode)
+      .headers(rendered.headers)
+      .type(JSONAPI_MEDIA_TYPE)
+      .send({ errors: rendered.errors, jsonapi: { version: '1.0' } })
+  }
 }

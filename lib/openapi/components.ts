@@ -29,6 +29,21 @@ export function listPattern (items: readonly string[], signed = false, empty = f
   return `^${empty ? '(?:' : ''}${item}(?:,${item})*${empty ? ')?' : ''}$`
 }
 
+/** The schema of a type's ids on the wire (always strings), by id kind. */
+function idSchema (resource: ResolvedResource): JsonSchema {
+  switch (resource.idKind) {
+    case 'integer': return { type: 'string', pattern: '^(?:0|[1-9][0-9]*)$', description: 'An integer, as a string.' }
+    case 'bigint': return { type: 'string', pattern: '^(0|[1-9][0-9]{0,18})$', description: 'A 64-bit integer (at most 9223372036854775807), as a string.' }
+    case 'uuid': return { type: 'string', format: 'uuid', description: 'A UUID.' }
+    case 'text': return {
+      type: 'string',
+      pattern: (resource.idPattern as RegExp).source,
+      ...(resource.idMaxLength === undefined ? {} : { maxLength: resource.idMaxLength }),
+      description: 'A text id.',
+    }
+  }
+}
+
 /** The most include paths (and sort keys) listed for one resource; beyond it the document lists the first ones only. */
 const MAX_LISTED_PATHS = 300
 
@@ -124,10 +139,7 @@ export class OpenApiComponents {
 
   #resource (resource: ResolvedResource): void {
     const name = (part: string): string => this.of(resource, part)
-    const id = resource.idKind === 'uuid'
-      ? { type: 'string', format: 'uuid', description: 'A UUID.' }
-      : { type: 'string', pattern: '^(?:0|[1-9][0-9]*)$', description: 'An integer, as a string.' }
-    this.#add(name('id'), id)
+    this.#add(name('id'), idSchema(resource))
     this.#add(name('identifier'), closed({ type: { const: resource.type }, id: this.ref(name('id')), meta: this.ref('jsonapi.meta') }, ['type', 'id']))
 
     const attributes: Record<string, JsonSchema> = {}

@@ -28,7 +28,7 @@ const REASONS: Readonly<Record<number, string>> = {
   400: 'A query parameter, the body or a value in it is malformed (`source` names it).',
   401: 'The application did not recognise the caller (its `context` or hooks).',
   429: 'Too many requests (the application\'s limit).',
-  503: 'The service is unavailable for a moment; retry later.',
+  503: 'The database is unavailable, timed out, or kept conflicting with concurrent changes; nothing was written. Retry after `Retry-After` seconds.',
   403: 'Refused: a client id where none is allowed, a read-only relationship, or the application\'s rules.',
   404: 'The resource, or a related resource the body names, does not exist or is not visible.',
   406: 'Every JSON:API media type in `Accept` carries parameters the server does not support.',
@@ -109,11 +109,16 @@ export class RouteDocs {
     return unique
   }
 
+  /** Error responses; a route that can fail (500) can meet a fault of the database too (503 with `Retry-After`). */
   #errors (statuses: readonly number[]): Record<string, JsonSchema> {
-    const all = new Set([...statuses, ...this.#settings.errors])
+    const all = new Set([...statuses, ...(statuses.includes(500) ? [503] : []), ...this.#settings.errors])
     const responses: Record<string, JsonSchema> = {}
     for (const status of [...all].sort()) {
-      responses[status] = { description: REASONS[status] ?? 'Refused by the application.', content: { [JSONAPI_MEDIA_TYPE]: { schema: this.components.ref('jsonapi.errors') } } }
+      responses[status] = {
+        description: REASONS[status] ?? 'Refused by the application.',
+        ...(status === 503 ? { headers: { 'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before retrying.' } } } : {}),
+        content: { [JSONAPI_MEDIA_TYPE]: { schema: this.components.ref('jsonapi.errors') } },
+      }
     }
     return responses
   }
@@ -295,14 +300,14 @@ export class RouteDocs {
     if (documents) {
       const { paths, types } = c.includable(resource)
       if (paths.length > 0) {
-        properties.include = { allOf: [c.ref(c.of(resource, 'include'))], description: `Related resources to include, comma-separated paths at most ${limits.maxIncludeDepth} relationships deep.` }
+        properties.include = { allOf: [c.ref(c.of(resource, 'include'))], description: `Related resources to include: at most ${limits.maxIncludePaths} comma-separated paths, each at most ${limits.maxIncludeDepth} relationships deep.` }
       }
       for (const type of [resource, ...types.filter((other) => other !== resource)]) {
         properties[`fields[${type.type}]`] = { allOf: [c.ref(c.of(type, 'fields'))], description: `The fields of \`${type.type}\` to return, comma-separated (all by default).` }
       }
     }
     if (!collection) return { type: 'object', properties }
-    properties.sort = { allOf: [c.ref(c.of(resource, 'sort'))], description: 'Sort keys, comma-separated; `-` for descending.' }
+    properties.sort = { allOf: [c.ref(c.of(resource, 'sort'))], description: `At most ${limits.sort.maxKeys} sort keys, comma-separated, each following at most ${limits.sort.maxDepth} to-one relationships; \`-\` for descending.` }
     properties.filter = {
       'x-consume': 'application/json',
       allOf: [c.ref(c.of(resource, 'filter'))],

@@ -14,7 +14,9 @@ export type OperandShape =
   /** A string pattern or text. */
   | 'text'
 
-const ORDERED: readonly ValueKind[] = ['string', 'integer', 'number', 'date', 'date-time']
+// `decimal` (exact numbers as strings): the value is bound as a parameter of the column's type, so the database
+// compares (and sorts) numerically.
+const ORDERED: readonly ValueKind[] = ['string', 'integer', 'number', 'decimal', 'date', 'date-time']
 const SCALAR: readonly ValueKind[] = [...ORDERED, 'boolean']
 const ANY: readonly ValueKind[] = [...SCALAR, 'array', 'object', 'other']
 const TEXT: readonly ValueKind[] = ['string']
@@ -52,12 +54,13 @@ export function isBuiltinOperator (op: string): op is BuiltinOperator {
 /** The operators that compare two attributes of the same row (`field`). */
 export const FIELD_OPERATORS: ReadonlySet<string> = new Set(['eq', 'ne', 'gt', 'ge', 'lt', 'le'])
 
-const NUMERIC_KINDS: ReadonlySet<ValueKind> = new Set(['integer', 'number'])
+const NUMERIC_KINDS: ReadonlySet<ValueKind> = new Set(['integer', 'number', 'decimal'])
 
 /**
  * Whether two attributes can be compared with each other (`field`), decided from the declarations before any SQL
- * runs: the same kind (or two numbers) that the comparison operators allow, and a UUID only with a UUID (PostgreSQL
- * has no `uuid = text`).
+ * runs: the same kind (or two numbers: `integer`, `number` and `decimal` — a `bigint` id, an `int64` or `decimal`
+ * string — compare as numbers in PostgreSQL) that the comparison operators allow, and a UUID only with a UUID
+ * (PostgreSQL has no `uuid = text`). A text id is a string, compared with strings.
  */
 export function fieldsComparable (attribute: ResolvedAttribute, other: ResolvedAttribute): boolean {
   const sameKind = other.valueKind === attribute.valueKind || (NUMERIC_KINDS.has(other.valueKind) && NUMERIC_KINDS.has(attribute.valueKind))

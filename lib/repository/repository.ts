@@ -114,8 +114,15 @@ export interface Repository {
   readonly kysely?: Kysely<any>
 }
 
-/** The kinds of constraint failure a repository reports. */
-export type StorageErrorKind = 'unique' | 'foreign-key' | 'not-null' | 'check' | 'invalid-value' | 'out-of-range' | 'too-long' | 'conflict'
+/**
+ * The kinds of failure a repository reports: a constraint or a value the storage refused (the client's 4xx), or a
+ * fault of the storage itself (a 503 with `Retry-After`): `unavailable` (unreachable, connection lost, too many
+ * connections), `timeout` (statement or lock timeout) and `conflict` (a serialization failure or deadlock: the
+ * transaction was rolled back and is retried).
+ */
+export type StorageErrorKind =
+  | 'unique' | 'foreign-key' | 'not-null' | 'check' | 'invalid-value' | 'out-of-range' | 'too-long'
+  | 'unavailable' | 'timeout' | 'conflict'
 
 /** A storage failure the service can explain to the client. */
 export class StorageError extends Error {

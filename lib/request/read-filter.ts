@@ -11,9 +11,15 @@ import {
 
 /** How large a filter may be. */
 export interface FilterLimits {
-  /** The deepest nesting of boolean forms and relationship filters (default 8). */
+  /**
+   * The deepest nesting of boolean forms, relationship filters and relationship steps in names (`owner.group.name`
+   * is two levels below its comparison; `group_id` one) (default 8).
+   */
   readonly maxDepth: number
-  /** The most nodes in one request's filters (default 200). */
+  /**
+   * The most nodes in one request's filters (default 200): every filter object, every simple `filter[name]`, every
+   * array of filters but the outermost, and every element of an array in a value (an `in` list, a `between` pair).
+   */
   readonly maxNodes: number
 }
 
@@ -41,6 +47,30 @@ class FilterReader {
     registerFormats()
     this.#graph = graph
     this.#limits = limits
+  }
+
+  /** Counts one node; more than the limit is a 400. */
+  #count (path: string): void {
+    if (++this.#nodes > this.#limits.maxNodes) throw this.#fail(path, `the filter has more than ${this.#limits.maxNodes} nodes`)
+  }
+
+  /** Fails when a filter at nesting `depth` whose name takes `steps` relationship steps goes deeper than the limit. */
+  #deepest (depth: number, steps: number, name: string, path: string): void {
+    if (depth + steps > this.#limits.maxDepth) {
+      throw this.#fail(path, `'${name}' is nested deeper than ${this.#limits.maxDepth} levels (each relationship step is a level)`)
+    }
+  }
+
+  /** Counts every element of every array inside a value (`in` lists, `between` pairs, a custom operator's arrays). */
+  #countValue (value: unknown, path: string): void {
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => {
+        this.#count(`${path}[${index}]`)
+        this.#countValue(item, `${path}[${index}]`)
+      })
+    } else if (isObject(value)) {
+      for (const [key, item] of Object.entries(value)) this.#countValue(item, `${path}.${key}`)
+    }
   }
 
   #fail (path: string, detail: string): Error {
@@ -71,14 +101,20 @@ class FilterReader {
     return items.length === 0 ? undefined : andNode(items)
   }
 
-  /** `filter[name]=value`: equality, with `<relationship>_id` for the related id. */
+  /**
+   * `filter[name]=value`: equality, with `<relationship>_id` for the related id. Each counts as a node at the first
+   * level; its relationship steps (`_id` is one) nest deeper.
+   */
   #simple (name: string, value: string, resource: ResolvedResource): FilterNode {
     if (name === '') throw this.#fail('', 'the field name between the brackets is empty')
+    this.#count('')
     const steps = name.split('.')
     const last = steps.pop() as string
+    this.#deepest(1, steps.length, name, '')
     const { path, owner } = this.#walk(steps, resource, '')
     const attribute = owner.attributes.get(last)
     if (attribute === undefined && last !== 'id' && last.endsWith('_id') && owner.relationships.has(last.slice(0, -3))) {
+      this.#deepest(1, steps.length + 1, name, '')
       const relationship = owner.relationships.get(last.slice(0, -3)) as ResolvedRelationship
       const target = this.#graph.getResource(relationship.targetType)
       return this.#wrap([...path, relationship], compareNode(target.idAttribute, 'eq', this.#coerce(target.idAttribute, value, '')))
@@ -91,15 +127,17 @@ class FilterReader {
   }
 
   /**
-   * One filter at nesting `depth`: each boolean form or relationship filter nests one level deeper; an array (an
-   * implicit AND) stays on its level. Every filter object counts as a node.
+   * One filter at nesting `depth`: each boolean form, relationship filter or relationship step of a name nests one
+   * level deeper; an array (an implicit AND) stays on its level. Every filter object counts as a node, and so does
+   * every array but the outermost (`path` '').
    */
   #item (value: unknown, resource: ResolvedResource, path: string, depth: number): FilterNode {
     if (Array.isArray(value)) {
+      if (path !== '') this.#count(path)
       return andNode(value.map((item, index) => this.#item(item, resource, `${path}[${index}]`, depth)))
     }
     if (depth > this.#limits.maxDepth) throw this.#fail(path, `the filter is nested deeper than ${this.#limits.maxDepth} levels`)
-    if (++this.#nodes > this.#limits.maxNodes) throw this.#fail(path, `the filter has more than ${this.#limits.maxNodes} nodes`)
+    this.#count(path)
     if (!isObject(value)) throw this.#fail(path, `expected a filter object or an array of them, got ${show(value)}`)
     const keys = Object.keys(value)
     for (const form of ['and', 'or'] as const) {
@@ -126,12 +164,14 @@ class FilterReader {
     if (typeof op !== 'string') throw this.#fail(`${path}.op`, '`op` must be a string')
     const steps = name.split('.')
     const last = steps.pop() as string
+    this.#deepest(depth, steps.length, name, `${path}.name`)
     const walked = this.#walk(steps, resource, `${path}.name`)
     const relationship = walked.owner.relationships.get(last)
     if (relationship !== undefined && !walked.owner.attributes.has(last)) {
-      return this.#wrap(walked.path, this.#relationshipFilter(relationship, value, path, depth))
+      return this.#wrap(walked.path, this.#relationshipFilter(relationship, value, path, depth + steps.length))
     }
     const attribute = this.#attribute(walked.owner, last, `${path}.name`)
+    this.#countValue(value.val, `${path}.val`)
     if ('field' in value) {
       return this.#wrap(walked.path, this.#fieldComparison(attribute, walked.owner, op, value, path))
     }

@@ -8,12 +8,24 @@ import { readFilter, type FilterLimits } from './read-filter.js'
 /** What `page[size]=0` does: return every row, be refused (400), or return at most the maximum page size. */
 export type UnpagedPolicy = 'allowed' | 'forbidden' | 'capped'
 
+/** How many sort keys a request may give, and how far each may follow to-one relationships. */
+export interface SortLimits {
+  /** The most keys in `sort` (default 10). */
+  readonly maxKeys: number
+  /** The most relationship steps in one key (`owner.group.name` has 2; default 3). */
+  readonly maxDepth: number
+}
+
 /** The limits a query must keep, resolved from the plugin options. */
 export interface QueryLimits {
   readonly defaultPageSize: number
   readonly maxPageSize: number
   readonly unpaged: UnpagedPolicy
+  /** The most relationships in one include path (default 3). */
   readonly maxIncludeDepth: number
+  /** The most distinct include paths in one request (default 10). */
+  readonly maxIncludePaths: number
+  readonly sort: SortLimits
   readonly filter: FilterLimits
 }
 
@@ -54,9 +66,9 @@ export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: Res
   }
   return queryTree({
     fields: readFields(raw, graph),
-    include: readInclude(single(raw, 'include'), resource, graph, limits.maxIncludeDepth),
+    include: readInclude(single(raw, 'include'), resource, graph, limits),
     filter: collection ? readFilter(raw, resource, graph, limits.filter) : undefined,
-    sort: collection ? readSort(single(raw, 'sort'), resource, graph) : [],
+    sort: collection ? readSort(single(raw, 'sort'), resource, graph, limits.sort) : [],
     page: collection ? readPage(raw, resource, limits) : pageNode(1, 0),
   })
 }
@@ -81,10 +93,19 @@ function readFields (raw: RawQuery, graph: ResourceGraph): ReadonlyMap<string, R
   return fields
 }
 
-function readInclude (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph, maxDepth: number): IncludeNode[] {
+/**
+ * Reads `include`: at most `maxIncludePaths` distinct paths (a path given twice counts once; `a` and `a.b` are two),
+ * each at most `maxIncludeDepth` relationships long.
+ */
+function readInclude (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits): IncludeNode[] {
   if (value === undefined || value === '') return []
+  const maxDepth = limits.maxIncludeDepth
+  const paths = new Set(value.split(','))
+  if (paths.size > limits.maxIncludePaths) {
+    throw invalid('include', `${paths.size} include paths; at most ${limits.maxIncludePaths} are allowed`)
+  }
   const root = new Map<string, Map<string, unknown>>()
-  for (const path of value.split(',')) {
+  for (const path of paths) {
     const steps = path.split('.')
     if (steps.length > maxDepth) {
       throw invalid('include', `'${path}' is deeper than the maximum include depth of ${maxDepth}`)
@@ -110,10 +131,13 @@ function readInclude (value: string | undefined, resource: ResolvedResource, gra
   return build(root)
 }
 
-function readSort (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph): SortNode[] {
+/** Reads `sort`: at most `maxKeys` keys, each following at most `maxDepth` to-one relationships. */
+function readSort (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph, limits: SortLimits): SortNode[] {
   if (value === undefined) return []
+  const keys = value.split(',')
+  if (keys.length > limits.maxKeys) throw invalid('sort', `${keys.length} sort keys; at most ${limits.maxKeys} are allowed`)
   const seen = new Set<string>()
-  return value.split(',').map((key) => {
+  return keys.map((key) => {
     const descending = key.startsWith('-')
     const name = descending ? key.slice(1) : key
     if (name === '') throw invalid('sort', 'empty sort key')
@@ -121,6 +145,9 @@ function readSort (value: string | undefined, resource: ResolvedResource, graph:
     seen.add(name)
     const steps = name.split('.')
     const last = steps.pop() as string
+    if (steps.length > limits.maxDepth) {
+      throw invalid('sort', `'${name}' follows ${steps.length} relationships; at most ${limits.maxDepth} are allowed`)
+    }
     const path: SortStep[] = []
     let owner = resource
     for (const step of steps) {

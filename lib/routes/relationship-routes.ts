@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import { RelationshipService } from '../service/relationship-service.js'
 import { readQuery } from '../request/read-query.js'
+import { rawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { readRelationshipDocument } from '../request/read-relationship-document.js'
 import { collectionDocument, linkageData, linkageDocument, metaDocument, singleDocument } from '../document/write-document.js'
@@ -10,7 +11,6 @@ import { jsonApiError } from '../errors/error-codes.js'
 import { location, registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
 import type { JsonApiAction } from './route-config.js'
 
-type Query = Record<string, unknown>
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 type Route = [HTTPMethods, boolean, Handler, JsonApiAction, OnRequest?]
 type OnRequest = (request: FastifyRequest) => Promise<void>
@@ -78,7 +78,7 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelatedResource (request, reply) {
     const service = await relationshipsOf(context, request)
-    const query = readQuery(request.query as Query, target, context.graph, context.limits, relationship.toMany)
+    const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany)
     const result = await service.readRelated(owner, idOf(request), relationship, query)
     const document = relationship.toMany
       ? collectionDocument(result, query, location(context, request))
@@ -91,7 +91,7 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
   const implied = new Set(relationship.storage.kind === 'inverse' ? [relationship.storage.inverseName] : [])
   return async function createRelatedResource (request, reply) {
     const service = await relationshipsOf(context, request)
-    const query = readQuery(request.query as Query, target, context.graph, context.limits, false)
+    const query = readQuery(rawQuery(request), target, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, target, 'create', undefined, implied)
     const result = await service.createRelated(owner, idOf(request), relationship, input, query)
     const document = singleDocument(result, query, location(context, request))
@@ -103,7 +103,7 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
 function updateRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
   return async function updateRelatedResource (request, reply) {
     const service = await relationshipsOf(context, request)
-    const query = readQuery(request.query as Query, target, context.graph, context.limits, false)
+    const query = readQuery(rawQuery(request), target, context.graph, context.limits, false)
     const result = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request), true))
   }
@@ -121,11 +121,11 @@ function readLinkage (context: RouteContext, owner: ResolvedResource, relationsh
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelationship (request, reply) {
     const service = await relationshipsOf(context, request)
-    const query = readQuery(request.query as Query, target, context.graph, context.limits, relationship.toMany)
+    const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany)
     if (query.include.length > 0 || query.fields.size > 0) {
       throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
         detail: 'a relationship document has no resource objects: include and fields do not apply',
-        source: { parameter: query.include.length > 0 ? 'include' : Object.keys(request.query as Query).find((name) => name.startsWith('fields[')) ?? 'fields' },
+        source: { parameter: query.include.length > 0 ? 'include' : Object.keys(rawQuery(request)).find((name) => name.startsWith('fields[')) ?? 'fields' },
       })
     }
     const id = idOf(request)
@@ -138,7 +138,7 @@ function replaceLinkage (context: RouteContext, owner: ResolvedResource, relatio
   return async function replaceRelationship (request, reply) {
     const service = await relationshipsOf(context, request)
     const id = idOf(request)
-    readQuery(request.query as Query, context.graph.getResource(relationship.targetType), context.graph, context.limits, false)
+    readQuery(rawQuery(request), context.graph.getResource(relationship.targetType), context.graph, context.limits, false)
     const input = readRelationshipDocument(request.body, relationship)
     await service.replace(owner, id, input)
     const here = location(context, request)

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Repository } from '../repository/repository.js'
-import { ResourceService } from '../service/resource-service.js'
+import { ResourceService, type DatabaseSettings } from '../service/resource-service.js'
 import { QueryComposer } from '../service/query-composer.js'
 import { readQuery, type QueryLimits } from '../request/read-query.js'
+import { rawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { collectionDocument, metaDocument, singleDocument, type RequestLocation } from '../document/write-document.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
@@ -24,6 +25,8 @@ export interface RouteContext {
   readonly contextOf: ((request: FastifyRequest) => unknown) | undefined
   /** The schemas that describe every route (OpenAPI through `@fastify/swagger`). */
   readonly docs: RouteDocs
+  /** How database faults are met (retries of conflicting transactions, `Retry-After`). */
+  readonly database: DatabaseSettings
 }
 
 /**
@@ -32,10 +35,9 @@ export interface RouteContext {
  */
 export async function requestServices (context: RouteContext, request: FastifyRequest): Promise<ResourceService> {
   const value = context.contextOf === undefined ? undefined : await context.contextOf(request)
-  return new ResourceService(context.graph, context.repository, new QueryComposer(context.graph, value))
+  return new ResourceService(context.graph, context.repository, new QueryComposer(context.graph, value), context.database)
 }
 
-type Query = Record<string, unknown>
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE']
@@ -44,7 +46,7 @@ const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'
 export function location (context: RouteContext, request: FastifyRequest): RequestLocation {
   const url = request.url.split('?')[0]
   const path = url.startsWith(context.prefix) ? url.slice(context.prefix.length) : url
-  return { baseUrl: context.baseUrl, path, query: request.query as Query }
+  return { baseUrl: context.baseUrl, path, query: rawQuery(request) }
 }
 
 function idOf (request: FastifyRequest): string {
@@ -99,7 +101,7 @@ export function registerMethodNotAllowed (fastify: FastifyInstance, url: string,
 function listHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function listResources (request, reply) {
     const service = await requestServices(context, request)
-    const query = readQuery(request.query as Query, resource, context.graph, context.limits, true)
+    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, true)
     const result = await service.list(resource, query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(collectionDocument(result, query, location(context, request)))
   }
@@ -108,7 +110,7 @@ function listHandler (context: RouteContext, resource: ResolvedResource): Handle
 function readHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function readResource (request, reply) {
     const service = await requestServices(context, request)
-    const query = readQuery(request.query as Query, resource, context.graph, context.limits, false)
+    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, false)
     const result = await service.read(resource, idOf(request), query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request)))
   }
@@ -117,7 +119,7 @@ function readHandler (context: RouteContext, resource: ResolvedResource): Handle
 function createHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function createResource (request, reply) {
     const service = await requestServices(context, request)
-    const query = readQuery(request.query as Query, resource, context.graph, context.limits, false)
+    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, resource, 'create')
     const result = await service.create(resource, input, query)
     const document = singleDocument(result, query, location(context, request))
@@ -130,7 +132,7 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
   return async function updateResource (request, reply) {
     const service = await requestServices(context, request)
     const id = idOf(request)
-    const query = readQuery(request.query as Query, resource, context.graph, context.limits, false)
+    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, resource, 'update', id)
     const result = await service.update(resource, id, input, query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request)))

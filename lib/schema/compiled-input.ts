@@ -34,6 +34,15 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:?\d{2})$/
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const INT64 = /^-?(?:0|[1-9]\d{0,18})$/
+const DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/
+
+/** Whether a string is a decimal integer in PostgreSQL `bigint` range (the `int64` format), compared exactly. */
+export function isInt64 (value: string): boolean {
+  if (!INT64.test(value)) return false
+  const number = BigInt(value)
+  return number >= -9223372036854775808n && number <= 9223372036854775807n
+}
 
 /** Whether a string is a real calendar date `YYYY-MM-DD`. */
 export function isDate (value: string): boolean {
@@ -53,6 +62,8 @@ export function registerFormats (): void {
     'date-time': (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)) && isDate(value.slice(0, 10)),
     email: (value) => EMAIL.test(value),
     uuid: (value) => UUID.test(value),
+    int64: isInt64,
+    decimal: (value) => DECIMAL.test(value),
   }
   for (const [name, check] of Object.entries(formats)) {
     if (!FormatRegistry.Has(name)) FormatRegistry.Set(name, check)

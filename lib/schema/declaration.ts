@@ -8,13 +8,44 @@ import type { JsonApiContext, ResourceHooks } from './hooks.js'
 export type Row = Readonly<Record<string, unknown>>
 
 /**
- * How a resource's primary key is generated and written on the wire.
+ * What a resource's primary key holds, and so which ids can exist: an id that cannot is a 404 without a query.
  * Ids are always strings in documents, whatever the column type.
  *
- * - `integer`: an integer column (usually `serial`/`identity`); ids on the wire are decimal strings.
+ * - `integer`: a PostgreSQL `integer` column (usually `serial`/`identity`); ids are decimal strings `0` … `2147483647`.
+ * - `bigint`: a `bigint` column (`bigserial`, `bigint generated … as identity`); ids are decimal strings
+ *   `0` … `9223372036854775807`, exact (never turned into a JS number).
  * - `uuid`: a `uuid` column; ids on the wire are canonical lowercase UUID strings.
+ * - `text`: a text column (`text`, `varchar`); ids are the strings that match the declared `pattern`.
  */
-export type IdKind = 'integer' | 'uuid'
+export type IdKind = 'integer' | 'bigint' | 'uuid' | 'text'
+
+/**
+ * The primary key of a resource: its column and its {@link IdKind}. A `text` id needs a `pattern`, the ids that can
+ * exist: a `RegExp` (without flags, or `u`) or its source as a string. It is anchored (`^(?:pattern)$`) and compiled
+ * with the `u` flag, as JSON Schema reads it (the OpenAPI document carries it); `maxLength` caps the length too.
+ *
+ * @example
+ * ```ts
+ * id: { kind: 'bigint' }                                  // a bigserial column named id
+ * id: { column: 'slug', kind: 'text', pattern: /[a-z0-9-]{1,64}/ }
+ * ```
+ */
+export type IdDeclaration =
+  | {
+    /** The primary key column; `id` by default. */
+    readonly column?: string
+    /** `integer` by default. */
+    readonly kind?: 'integer' | 'bigint' | 'uuid'
+  }
+  | {
+    /** The primary key column; `id` by default. */
+    readonly column?: string
+    readonly kind: 'text'
+    /** The ids that can exist, anchored: `/[a-z0-9-]{1,64}/` or `'[a-z0-9-]{1,64}'`. */
+    readonly pattern: RegExp | string
+    /** The longest id, in characters (checked before the pattern). */
+    readonly maxLength?: number
+  }
 
 /**
  * Whether clients may choose the id of a new resource (`data.id` in a POST body).
@@ -272,8 +303,8 @@ export interface ResourceDeclaration<
   readonly path?: string
   /** The table (optionally `schema.table`). Defaults to the type name. */
   readonly table?: string
-  /** The primary key. Defaults to an integer column named `id`. */
-  readonly id?: { readonly column?: string; readonly kind?: IdKind }
+  /** The primary key. Defaults to an integer column named `id`. See {@link IdDeclaration}. */
+  readonly id?: IdDeclaration
   /** Client-generated ids; `forbidden` by default. */
   readonly clientIds?: ClientIdPolicy
   /** The attributes, by public name. */

@@ -1,5 +1,5 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
-import type { AnyResourceDeclaration, AttributeDeclaration, RelationshipDeclaration } from './declaration.js'
+import type { AnyResourceDeclaration, AttributeDeclaration, IdKind, RelationshipDeclaration } from './declaration.js'
 import { compileInput } from './compiled-input.js'
 import type {
   RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
@@ -67,12 +67,63 @@ function resolvePath (declaration: AnyResourceDeclaration): string {
   return path
 }
 
+const ID_KINDS: readonly IdKind[] = ['integer', 'bigint', 'uuid', 'text']
+
+/** The schema of the `id` pseudo-attribute (filters, sort) of each id kind. */
+const ID_SCHEMAS: Record<IdKind, () => TSchema> = {
+  integer: () => Type.Integer(),
+  bigint: () => Type.String({ format: 'int64' }),
+  uuid: () => Type.String({ format: 'uuid' }),
+  text: () => Type.String(),
+}
+
+/** The primary key of a declaration: its column, its kind and, for a text id, its anchored pattern and length. */
+function resolveId (type: string, id: AnyResourceDeclaration['id']): { column: string; kind: IdKind; pattern: RegExp | undefined; maxLength: number | undefined } {
+  if (id !== undefined && (typeof id !== 'object' || id === null)) throw new ResourceConfigError(type, 'id', 'must be an object ({ column, kind })')
+  const kind = id?.kind ?? 'integer'
+  if (!ID_KINDS.includes(kind)) {
+    throw new ResourceConfigError(type, 'id', `unknown id kind '${String(kind)}' (integer, bigint, uuid or text)`)
+  }
+  const column = checkIdentifier(type, 'id', id?.column ?? 'id')
+  const { pattern, maxLength } = (id ?? {}) as { pattern?: unknown; maxLength?: unknown }
+  if (kind !== 'text') {
+    for (const [option, value] of [['pattern', pattern], ['maxLength', maxLength]] as const) {
+      if (value !== undefined) throw new ResourceConfigError(type, 'id', `\`${option}\` is for text ids only, not ${kind} ids`)
+    }
+    return { column, kind, pattern: undefined, maxLength: undefined }
+  }
+  if (maxLength !== undefined && (typeof maxLength !== 'number' || !Number.isInteger(maxLength) || maxLength < 1)) {
+    throw new ResourceConfigError(type, 'id', '`maxLength` must be a positive integer')
+  }
+  return { column, kind, pattern: idPattern(type, pattern), maxLength }
+}
+
+/** A text id's pattern, anchored and compiled with the `u` flag (as JSON Schema reads it). */
+function idPattern (type: string, pattern: unknown): RegExp {
+  let source: string
+  if (pattern instanceof RegExp) {
+    if (pattern.flags !== '' && pattern.flags !== 'u') {
+      throw new ResourceConfigError(type, 'id', `the pattern's flags '${pattern.flags}' are not supported: write it without flags (it is compiled with 'u')`)
+    }
+    source = pattern.source
+  } else if (typeof pattern === 'string' && pattern !== '') {
+    source = pattern
+  } else {
+    throw new ResourceConfigError(type, 'id', 'a text id needs a `pattern` (a RegExp or its source): the ids that can exist')
+  }
+  try {
+    // Compiled alone first: a source such as `a)|(b` must not escape the anchors it is wrapped in.
+    void new RegExp(source, 'u')
+    return new RegExp(`^(?:${source})$`, 'u')
+  } catch (error) {
+    throw new ResourceConfigError(type, 'id', `the pattern is not a valid regular expression: ${(error as Error).message}`)
+  }
+}
+
 function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyMap<string, AnyResourceDeclaration>): ResolvedResource {
   const type = declaration.type
-  const idKind = declaration.id?.kind ?? 'integer'
-  if (idKind !== 'integer' && idKind !== 'uuid') {
-    throw new ResourceConfigError(type, 'id', `unknown id kind '${String(idKind)}' (integer or uuid)`)
-  }
+  const id = resolveId(type, declaration.id)
+  const idKind = id.kind
   const clientIds = declaration.clientIds ?? 'forbidden'
   if (!['forbidden', 'allowed', 'required'].includes(clientIds)) {
     throw new ResourceConfigError(type, 'clientIds', `unknown policy '${String(clientIds)}'`)
@@ -90,7 +141,7 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
   const createSchema = closedObject(type, 'input.create', declaration.input?.create) ?? deriveInputSchema(attributes, 'create')
   const updateSchema = closedObject(type, 'input.update', declaration.input?.update) ?? deriveInputSchema(attributes, 'update')
   const routes = declaration.routes ?? {}
-  const idColumn = checkIdentifier(type, 'id', declaration.id?.column ?? 'id')
+  const idColumn = id.column
   const hooks = resolveHooks(type, declaration.hooks)
   const pagination = declaration.pagination ?? {}
   for (const [key, value] of Object.entries(pagination)) {
@@ -104,9 +155,11 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
     table: checkIdentifier(type, 'table', declaration.table ?? type),
     idColumn,
     idKind,
+    idPattern: id.pattern,
+    idMaxLength: id.maxLength,
     clientIds,
     idAttribute: resolveAttribute(type, 'id', {
-      schema: idKind === 'uuid' ? Type.String({ format: 'uuid' }) : Type.Integer(),
+      schema: ID_SCHEMAS[idKind](),
       column: idColumn,
       readOnly: true,
     }, true),
@@ -306,8 +359,14 @@ function coreSchema (schema: TSchema): TSchema {
   return members !== undefined && members.length === 1 ? members[0] : schema
 }
 
+/** The string formats of exact numbers: `int64` (a `bigint` column) and `decimal` (a `numeric` column). */
+const DECIMAL_FORMATS: ReadonlySet<unknown> = new Set(['int64', 'decimal'])
+
 function kindOf (core: TSchema): ValueKind {
-  if (core.type === 'string') return core.format === 'date' ? 'date' : core.format === 'date-time' ? 'date-time' : 'string'
+  if (core.type === 'string') {
+    if (DECIMAL_FORMATS.has(core.format)) return 'decimal'
+    return core.format === 'date' ? 'date' : core.format === 'date-time' ? 'date-time' : 'string'
+  }
   if (core.type === 'integer' || core.type === 'number' || core.type === 'boolean' || core.type === 'array' || core.type === 'object') return core.type
   return 'other'
 }
@@ -316,6 +375,7 @@ function kindOf (core: TSchema): ValueKind {
 function bareSchema (core: TSchema, kind: ValueKind): TSchema {
   switch (kind) {
     case 'string': return core.format === 'uuid' ? Type.String({ format: 'uuid' }) : Type.String()
+    case 'decimal': return Type.String({ format: core.format as string })
     case 'date': return Type.String({ format: 'date' })
     case 'date-time': return Type.String({ format: 'date-time' })
     case 'integer': return Type.Integer()
@@ -330,7 +390,9 @@ function valueFormat (schema: TSchema, storage: AttributeDeclaration['storage'])
   if (storage === 'json') return 'json'
   if (core.type === 'string' && core.format === 'date') return 'date'
   if (core.type === 'string' && core.format === 'date-time') return 'date-time'
+  if (core.type === 'string' && DECIMAL_FORMATS.has(core.format)) return 'decimal'
   if (core.type === 'integer') return 'integer'
+  if (core.type === 'number') return 'number'
   if (storage !== 'native' && core.type === 'object') return 'json'
   return 'plain'
 }

@@ -6,11 +6,19 @@ import type { ResourceHooks } from './hooks.js'
 /** A resource's hooks, untyped (the declaration types them). */
 export type ResolvedHooks = ResourceHooks<any, any, any>
 
-/** The value formats the library converts between database and wire. */
-export type ValueFormat = 'date' | 'date-time' | 'integer' | 'json' | 'plain'
+/**
+ * The value formats the library converts between database and wire: `integer` and `number` read the driver's
+ * strings (`bigint`, `numeric`) as JS numbers (`integer` only when exact), `decimal` keeps exact numbers as decimal
+ * strings (`int64` and `decimal` string formats).
+ */
+export type ValueFormat = 'date' | 'date-time' | 'integer' | 'number' | 'decimal' | 'json' | 'plain'
 
-/** The JSON kind of an attribute's values, which decides the filter operators it allows. */
-export type ValueKind = 'string' | 'integer' | 'number' | 'boolean' | 'date' | 'date-time' | 'array' | 'object' | 'other'
+/**
+ * The JSON kind of an attribute's values, which decides the filter operators it allows. `decimal`: a number written as
+ * a decimal string (`Type.String({ format: 'int64' })`, `Type.String({ format: 'decimal' })`, a `bigint` id), ordered
+ * and compared as a number by the database.
+ */
+export type ValueKind = 'string' | 'integer' | 'number' | 'decimal' | 'boolean' | 'date' | 'date-time' | 'array' | 'object' | 'other'
 
 /** An attribute after resolution: every default applied, every lookup precomputed. */
 export interface ResolvedAttribute {
@@ -86,6 +94,10 @@ export interface ResolvedResource {
   readonly table: string
   readonly idColumn: string
   readonly idKind: IdKind
+  /** The anchored pattern of a `text` id (`u` flag); undefined for the other kinds. */
+  readonly idPattern: RegExp | undefined
+  /** The longest `text` id; undefined without a limit and for the other kinds. */
+  readonly idMaxLength: number | undefined
   readonly clientIds: ClientIdPolicy
   /** The id as a filterable, sortable pseudo-attribute named `id`. */
   readonly idAttribute: ResolvedAttribute

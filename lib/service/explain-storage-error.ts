@@ -2,6 +2,7 @@ import { StorageError } from '../repository/repository.js'
 import type { ResolvedResource } from '../schema/resolved.js'
 import type { ErrorSource } from '../errors/json-api-error.js'
 import { jsonApiError, type ErrorCode } from '../errors/error-codes.js'
+import { databaseFault, type DatabaseFault } from '../errors/database-faults.js'
 
 /** What the service was doing when storage failed, to point the client at the right member. */
 export interface WriteContext {
@@ -32,7 +33,9 @@ function sourceOf (error: StorageError, context: WriteContext): { source?: Error
   return {}
 }
 
-const CODES: Record<StorageError['kind'], ErrorCode> = {
+type ClientKind = Exclude<StorageError['kind'], DatabaseFault>
+
+const CODES: Record<ClientKind, ErrorCode> = {
   unique: 'FJA_UNIQUE_VIOLATION',
   'foreign-key': 'FJA_FOREIGN_KEY_VIOLATION',
   'not-null': 'FJA_NOT_NULL_VIOLATION',
@@ -40,22 +43,24 @@ const CODES: Record<StorageError['kind'], ErrorCode> = {
   'invalid-value': 'FJA_INVALID_VALUE',
   'out-of-range': 'FJA_VALIDATION',
   'too-long': 'FJA_VALIDATION',
-  conflict: 'FJA_FOREIGN_KEY_VIOLATION',
 }
 
 /**
  * Turns a {@link StorageError} into the JSON:API error the client should see (409 for conflicts, 422 for missing or
  * invalid values, 400 for values the database cannot read), pointing at the member involved when the storage says
- * which column failed. Any other error is returned unchanged.
+ * which column failed. Any other error, and a fault of the database (unavailable, timeout, conflict), is returned
+ * unchanged.
  */
 export function explainStorageError (error: unknown, context: WriteContext): unknown {
-  if (!(error instanceof StorageError)) return error
+  // A fault of the database itself is not about the request: the error handler answers 503.
+  if (!(error instanceof StorageError) || databaseFault(error) !== undefined) return error
+  const kind = error.kind as ClientKind
   const { source, field } = sourceOf(error, context)
   const what = field === undefined ? '' : ` ('${field}')`
   const type = context.resource.type
   // A constraint of another table (a join table's unique pair, a related row's key) is about a link, not this type.
   const own = onOwnTable(error, context.resource)
-  const details: Record<StorageError['kind'], string> = {
+  const details: Record<ClientKind, string> = {
     unique: own ? `another '${type}' already has this value${what}` : `the change would duplicate a link of this '${type}' that must be unique`,
     'foreign-key': context.action === 'delete'
       ? `the '${type}' is still referenced by other resources`
@@ -65,7 +70,6 @@ export function explainStorageError (error: unknown, context: WriteContext): unk
     'invalid-value': `a value${what} is not valid for its type`,
     'out-of-range': `a number${what} is out of the range its column can store`,
     'too-long': `a value${what} is too long`,
-    conflict: 'the request conflicted with a concurrent change; retry it',
   }
-  return jsonApiError(CODES[error.kind], { detail: details[error.kind], ...(source === undefined ? {} : { source }) })
+  return jsonApiError(CODES[kind], { detail: details[kind], ...(source === undefined ? {} : { source }) })
 }

@@ -12,6 +12,7 @@ import { jsonApiError } from '../errors/error-codes.js'
 import type { JsonApiError } from '../errors/json-api-error.js'
 import { loadIncluded } from './load-included.js'
 import { explainStorageError, type WriteContext } from './explain-storage-error.js'
+import { isRetryableConflict } from '../errors/database-faults.js'
 import type { ResultSet } from './result-set.js'
 import type { QueryComposer } from './query-composer.js'
 import { selectionOf } from './selection.js'
@@ -52,6 +53,36 @@ function writableAttributes (resource: ResolvedResource, attributes: Readonly<Re
   return writable
 }
 
+/** How a service meets faults of the database. */
+export interface DatabaseSettings {
+  /** How many times a transaction that failed with a serialization failure or deadlock runs again. */
+  readonly retries: number
+  /** The `Retry-After` (seconds) of a 503. */
+  readonly retryAfter: number
+}
+
+const NO_RETRIES: DatabaseSettings = { retries: 0, retryAfter: 1 }
+
+/** A short random pause before the next attempt, growing with the attempt, so that the conflicting writers part. */
+function backOff (attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt))
+}
+
+/**
+ * Runs `attempt` and runs it again (at most `retries` times) while it fails with a serialization failure or a
+ * deadlock: the database rolled the failed attempt back, so nothing of it remains.
+ */
+async function retrying<T> (retries: number, attempt: () => Promise<T>): Promise<T> {
+  for (let run = 0; ; run++) {
+    try {
+      return await attempt()
+    } catch (error) {
+      if (run >= retries || !isRetryableConflict(error)) throw error
+      await backOff(run)
+    }
+  }
+}
+
 /**
  * The JSON:API semantics of resources, above storage, for one request: existence, conflicts, defaults, relationship
  * writes, the application's hooks and transactions. Every read and write is composed by the request's
@@ -62,11 +93,16 @@ export class ResourceService {
   readonly #graph: ResourceGraph
   readonly #repository: Repository
   readonly #composer: QueryComposer
+  readonly #database: DatabaseSettings
+  /** Whether the service runs inside a transaction (of an outer write): it is retried as a whole, never in part. */
+  readonly #nested: boolean
 
-  constructor (graph: ResourceGraph, repository: Repository, composer: QueryComposer) {
+  constructor (graph: ResourceGraph, repository: Repository, composer: QueryComposer, database: DatabaseSettings = NO_RETRIES, nested = false) {
     this.#graph = graph
     this.#repository = repository
     this.#composer = composer
+    this.#database = database
+    this.#nested = nested
   }
 
   /** The request's composer. */
@@ -299,7 +335,8 @@ export class ResourceService {
    * nothing.
    */
   transaction<T> (work: (service: ResourceService, repository: Repository) => Promise<T>): Promise<T> {
-    return this.#repository.transaction((repository) => work(new ResourceService(this.#graph, repository, this.#composer), repository))
+    const run = (): Promise<T> => this.#repository.transaction((repository) => work(new ResourceService(this.#graph, repository, this.#composer, this.#database, true), repository))
+    return this.#nested ? run() : retrying(this.#database.retries, run)
   }
 
   /** Deletes a resource; 404 when there is none the request can see, 409 when storage refuses because others reference it. */
@@ -318,7 +355,8 @@ export class ResourceService {
    */
   async #write<T> (context: WriteContext, several: boolean, work: (service: ResourceService, repository: Repository) => Promise<T>): Promise<T> {
     try {
-      return await (several ? this.transaction(work) : work(this, this.#repository))
+      if (several) return await this.transaction(work)
+      return await (this.#nested ? work(this, this.#repository) : retrying(this.#database.retries, () => work(this, this.#repository)))
     } catch (error) {
       throw explainStorageError(error, context)
     }

@@ -62,6 +62,8 @@ function checker (app: FastifyInstance): Checker | string {
   if (typeof doc !== 'object' || doc === null) return 'app.swagger() did not return a document'
   const ajv = new Ajv2020({ strict: false, allErrors: true })
   addFormats(ajv)
+  // The OpenAPI format registry's `decimal` (exact numbers as strings), which ajv-formats does not know.
+  ajv.addFormat('decimal', { type: 'string', validate: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/ })
   // OpenAPI 3.1 schemas are JSON Schema 2020-12: the document, added whole, lets its `#/components/schemas/...`
   // refs (and those of inline schemas) resolve against its root, whatever the component names hold (dots, dashes).
   ajv.addSchema({ $id: DOC_ID, components: doc.components ?? {}, paths: doc.paths ?? {} }, DOC_ID, undefined, false)

@@ -213,8 +213,9 @@ t.test('bodies: required attributes, read-only ones absent, relationships by the
   t.notOk('required' in resource.properties.attributes, 'sparse fieldsets leave any attribute out')
   const created = exampleDoc.paths['/users'].post.responses['201']
   t.ok(created.headers.Location, 'a 201 declares its Location')
-  t.same(Object.keys(exampleDoc.paths['/users'].post.responses).sort(), ['201', '400', '401', '403', '404', '406', '409', '413', '415', '422', '500'])
-  t.same(Object.keys(exampleDoc.paths['/users'].get.responses).sort(), ['200', '400', '401', '403', '406', '415', '500'], 'the context adds 401 and 403')
+  t.same(Object.keys(exampleDoc.paths['/users'].post.responses).sort(), ['201', '400', '401', '403', '404', '406', '409', '413', '415', '422', '500', '503'])
+  t.same(Object.keys(exampleDoc.paths['/users'].get.responses).sort(), ['200', '400', '401', '403', '406', '415', '500', '503'], 'the context adds 401 and 403')
+  t.same(Object.keys(exampleDoc.paths['/users'].get.responses['503'].headers), ['Retry-After'], 'a database fault says when to retry')
   t.same(exampleDoc.paths['/operations'].post.responses['204'], { description: 'Every operation was a removal: no content.' }, 'no body')
   t.ok(schemas['user.collection'].properties.included.items.oneOf.length >= 5, 'included: a union of the includable types')
 })

@@ -1,4 +1,5 @@
 import { StorageError, type StorageErrorKind } from '../repository.js'
+import { databaseFault } from '../../errors/database-faults.js'
 
 const KINDS: Readonly<Record<string, StorageErrorKind>> = {
   23505: 'unique',
@@ -13,8 +14,11 @@ const KINDS: Readonly<Record<string, StorageErrorKind>> = {
   22023: 'invalid-value',
   '22P05': 'invalid-value',
   22001: 'too-long',
-  40001: 'conflict',
-  '40P01': 'conflict',
+}
+
+/** A SQLSTATE of class 22 (data exception) not listed above: the database could not use a value it was given. */
+function kindOf (code: string): StorageErrorKind | undefined {
+  return KINDS[code] ?? (code.startsWith('22') ? 'invalid-value' : undefined)
 }
 
 interface PostgresErrorLike {
@@ -27,12 +31,15 @@ interface PostgresErrorLike {
 
 /**
  * Translates a PostgreSQL error (node-postgres and PGlite both carry SQLSTATE in `code`) into a
- * {@link StorageError}; any other error is returned unchanged.
+ * {@link StorageError}: a constraint or value error, or a fault of the database (unavailable, timeout, conflict);
+ * any other error is returned unchanged.
  */
 export function storageErrorFromPostgres (error: unknown): unknown {
-  if (typeof error !== 'object' || error === null) return error
+  if (typeof error !== 'object' || error === null || error instanceof StorageError) return error
+  const fault = databaseFault(error)
+  if (fault !== undefined) return new StorageError(fault, (error as Error).message ?? fault, { cause: error })
   const pgError = error as PostgresErrorLike
-  const kind = typeof pgError.code === 'string' ? KINDS[pgError.code] : undefined
+  const kind = typeof pgError.code === 'string' ? kindOf(pgError.code) : undefined
   if (kind === undefined) return error
   const columns: string[] = []
   if (typeof pgError.column === 'string') columns.push(pgError.column)

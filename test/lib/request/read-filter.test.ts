@@ -111,3 +111,31 @@ t.test('the limits are configurable', async (t) => {
   t.throws(() => readFilter({ filter: JSON.stringify([{ not: { not: { name: 'count', op: 'eq', val: 1 } } }]) }, resource, graph, tight), JsonApiError)
   t.throws(() => readFilter({ filter: JSON.stringify([1, 2, 3, 4].map((val) => ({ name: 'count', op: 'eq', val }))) }, resource, graph, tight), JsonApiError)
 })
+
+t.test('relationship steps of names are levels; simple filters, value elements and nested arrays are nodes', async (t) => {
+  const limited = (raw: Record<string, string>, maxDepth: number, maxNodes: number, on = resource) => {
+    try {
+      readFilter(raw, on, graph, { maxDepth, maxNodes })
+      return 'ok'
+    } catch (error) {
+      if (!(error instanceof JsonApiError)) throw error
+      return `${error.errors[0].source?.parameter} ${error.errors[0].detail}`
+    }
+  }
+  const json = (filter: unknown) => ({ filter: JSON.stringify(filter) })
+  t.equal(limited(json([{ name: 'parts.label', op: 'eq', val: 'x' }]), 2, 200), 'ok')
+  t.equal(limited(json([{ name: 'parts.label', op: 'eq', val: 'x' }]), 1, 200), "filter at [0].name: 'parts.label' is nested deeper than 1 levels (each relationship step is a level)")
+  t.equal(limited(json([{ name: 'parts.sample', op: 'has', val: { name: 'count', op: 'eq', val: 1 } }]), 3, 200), 'ok')
+  t.equal(limited(json([{ name: 'parts.sample', op: 'has', val: { name: 'count', op: 'eq', val: 1 } }]), 2, 200), 'filter at [0].val: the filter is nested deeper than 2 levels')
+  t.equal(limited({ 'filter[parts.label]': 'x' }, 2, 200), 'ok')
+  t.match(limited({ 'filter[parts.label]': 'x' }, 1, 200), /^filter\[parts\.label\] 'parts\.label' is nested deeper than 1 levels/)
+  t.equal(limited({ 'filter[sample_id]': '1' }, 2, 200, graph.getResource('part')), 'ok')
+  t.match(limited({ 'filter[sample_id]': '1' }, 1, 200, graph.getResource('part')), /^filter\[sample_id\] .* deeper than 1 levels/)
+  t.equal(limited({ 'filter[count]': '1', 'filter[flag]': 'true' }, 8, 2), 'ok')
+  t.equal(limited({ 'filter[count]': '1', 'filter[flag]': 'true', 'filter[text]': 'a' }, 8, 2), 'filter[text] the filter has more than 2 nodes')
+  t.equal(limited(json([{ name: 'count', op: 'between', val: [1, 2] }]), 8, 3), 'ok')
+  t.equal(limited(json([{ name: 'count', op: 'in_', val: [1, 2, 3] }]), 8, 3), 'filter at [0].val[2]: the filter has more than 3 nodes')
+  t.equal(limited(json([[{ name: 'count', op: 'eq', val: 1 }]]), 8, 2), 'ok')
+  t.equal(limited(json([[[{ name: 'count', op: 'eq', val: 1 }]]]), 8, 2), 'filter at [0][0][0]: the filter has more than 2 nodes')
+  t.equal(limited(json({ not: [{ name: 'count', op: 'eq', val: 1 }] }), 8, 2), 'filter at .not[0]: the filter has more than 2 nodes')
+})

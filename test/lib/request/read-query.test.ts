@@ -12,6 +12,8 @@ const LIMITS: QueryLimits = {
   maxPageSize: 1000,
   unpaged: 'allowed',
   maxIncludeDepth: 3,
+  maxIncludePaths: 10,
+  sort: { maxKeys: 10, maxDepth: 3 },
   filter: { maxDepth: 8, maxNodes: 200 },
 }
 
@@ -113,6 +115,10 @@ const bad: Array<[Raw, string, { type?: string; collection?: boolean; limits?: P
   [{ include: 'Computers' }, 'include'],
   [{ include: ['computers', 'bio'] }, 'include'],
   [{ include: 'computers.owner' }, 'include', { limits: { maxIncludeDepth: 1 } }],
+  [{ include: 'computers,group,bio' }, 'include', { limits: { maxIncludePaths: 2 } }],
+  [{ include: 'computers,group,bio' }, 'include', { limits: { maxIncludePaths: 2 }, collection: false }],
+  [{ sort: 'name,age,id' }, 'sort', { limits: { sort: { maxKeys: 2, maxDepth: 3 } } }],
+  [{ sort: 'bio.user.name' }, 'sort', { limits: { sort: { maxKeys: 10, maxDepth: 1 } } }],
   [{ include: 'nothing' }, 'include', { collection: false }],
   [{ 'include[user]': 'computers' }, 'include[user]'],
   [{ 'fields[nothing]': 'name' }, 'fields[nothing]'],

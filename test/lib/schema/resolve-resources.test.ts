@@ -76,7 +76,9 @@ t.test('type names and paths', async (t) => {
 })
 
 t.test('ids, tables and policies', async (t) => {
-  assertConfigError(t, 'unknown id kind', [{ ...person(), id: { kind: 'bigint' } }, pet()], 'person', 'id', /unknown id kind 'bigint'/)
+  assertConfigError(t, 'unknown id kind', [{ ...person(), id: { kind: 'serial' } }, pet()], 'person', 'id', /unknown id kind 'serial' \(integer, bigint, uuid or text\)/)
+  assertConfigError(t, 'text id without a pattern', [{ ...person(), id: { kind: 'text' } }, pet()], 'person', 'id', /needs a `pattern`/)
+  assertConfigError(t, 'pattern of an integer id', [{ ...person(), id: { pattern: '[0-9]+' } }, pet()], 'person', 'id', /`pattern` is for text ids only, not integer ids/)
   assertConfigError(t, 'id column', [{ ...person(), id: { column: 'id; drop table people' } }, pet()], 'person', 'id', /not a valid SQL identifier/)
   assertConfigError(t, 'table', [{ ...person(), table: 'people where 1=1' }, pet()], 'person', 'table', /not a valid SQL identifier/)
   assertConfigError(t, 'client id policy', [{ ...person(), clientIds: 'sometimes' }, pet()], 'person', 'clientIds', /unknown policy 'sometimes'/)
@@ -253,4 +255,31 @@ t.test('a user input schema replaces the derived one and is closed to unknown me
   t.equal(opened.inputs.updateSchema.additionalProperties, true, 'a schema that allows more members stays open')
   t.same(opened.inputs.update.check({ name: 'a', anything: 1 }), [])
   t.same(opened.inputs.create.check({}).map((problem) => problem.field), ['name', 'code'], 'the other input is still derived')
+})
+
+t.test('id kinds and exact numbers', async (t) => {
+  const graph = resolve([
+    { type: 'big', id: { kind: 'bigint' }, attributes: {
+      count: { schema: Type.String({ format: 'int64' }) },
+      amount: { schema: Type.Union([Type.String({ format: 'decimal' }), Type.Null()]) },
+      rate: { schema: Type.Number() },
+      small: { schema: Type.Integer() },
+    } },
+    { type: 'slug', id: { column: 'slug', kind: 'text', pattern: /[a-z]+/, maxLength: 8 } },
+  ])
+  const big = graph.getResource('big')
+  t.equal(big.idKind, 'bigint')
+  t.match(big.idAttribute, { valueKind: 'decimal', valueSchema: { type: 'string', format: 'int64' } })
+  t.match(big.attributes.get('count'), { valueKind: 'decimal', format: 'decimal' })
+  t.match(big.attributes.get('amount'), { valueKind: 'decimal', format: 'decimal', valueSchema: { type: 'string', format: 'decimal' } })
+  t.match(big.attributes.get('rate'), { valueKind: 'number', format: 'number' })
+  t.match(big.attributes.get('small'), { valueKind: 'integer', format: 'integer' })
+  t.same(big.attributes.get('count')?.selects, ['count'])
+  const slug = graph.getResource('slug')
+  t.equal(slug.idColumn, 'slug')
+  t.equal(slug.idPattern?.source, '^(?:[a-z]+)$', 'anchored')
+  t.equal(slug.idPattern?.flags, 'u')
+  t.equal(slug.idMaxLength, 8)
+  t.match(slug.idAttribute, { valueKind: 'string' })
+  t.equal(big.idPattern, undefined)
 })

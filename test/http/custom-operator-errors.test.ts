@@ -1,0 +1,66 @@
+// A client value that makes a custom operator fail in the database (an invalid regular expression, a number out of
+// its type's range, text that is no date) is the client's mistake: a 400 naming the filter parameter, never a 500.
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import { sql } from 'kysely'
+import { defineOperator, defineResource, jsonApi } from '../../lib/index.js'
+import { openTestDatabase } from '../helpers/database.js'
+import { injectJsonApi } from '../helpers/test-app.js'
+import { documentedFastify } from '../helpers/documented-fastify.js'
+import { assertError } from '../helpers/assert-errors.js'
+
+const database = await openTestDatabase(async () => {})
+t.teardown(() => database.close())
+const db = database.db
+await sql`create table co_words (id serial primary key, word text not null, size integer)`.execute(db)
+await sql`insert into co_words (word, size) values ('sea', 3), ('hill', 4), ('mountain', 8)`.execute(db)
+
+// A regular expression goes to PostgreSQL as it is: only PostgreSQL knows whether it compiles.
+const regex = defineOperator({ name: 'regex', schema: Type.String(), apply: ({ column, value }) => sql<boolean>`${column} ~ ${value}` })
+// The value is cast in SQL: only PostgreSQL knows whether it fits.
+const smallerThan = defineOperator({ name: 'smaller_than', schema: Type.String(), apply: ({ column, value }) => sql<boolean>`${column} < ${value}::smallint` })
+const since = defineOperator({ name: 'since_day', schema: Type.String(), apply: ({ value }) => sql<boolean>`now() > ${value}::date` })
+
+const word = defineResource({
+  type: 'word',
+  path: '/words',
+  table: 'co_words',
+  attributes: {
+    word: { schema: Type.String(), operators: [regex, since] },
+    size: { schema: Type.Integer(), operators: [smallerThan] },
+  },
+})
+
+const app = await documentedFastify()
+await app.register(jsonApi, { db, resources: [word] })
+await app.ready()
+t.teardown(() => app.close())
+
+function filtered (filter: unknown): string {
+  return `/words?filter=${encodeURIComponent(JSON.stringify(filter))}&sort=id`
+}
+
+t.test('custom operators work with good values', async (t) => {
+  const matched = await injectJsonApi(app, 'GET', filtered([{ name: 'word', op: 'regex', val: '^(s|h)' }]))
+  t.equal(matched.status, 200)
+  t.same(matched.body.data.map((item: { attributes: { word: string } }) => item.attributes.word), ['sea', 'hill'])
+  const smaller = await injectJsonApi(app, 'GET', filtered([{ name: 'size', op: 'smaller_than', val: '5' }]))
+  t.same(smaller.body.data.map((item: { id: string }) => item.id), ['1', '2'])
+})
+
+t.test('cannot filter with a value the database refuses: 400 naming the filter', async (t) => {
+  const cases: Array<[string, unknown]> = [
+    ['an invalid regular expression', [{ name: 'word', op: 'regex', val: '(unclosed' }]],
+    ['a number out of the cast type\'s range', [{ name: 'size', op: 'smaller_than', val: '99999999' }]],
+    ['text that is not a number', [{ name: 'size', op: 'smaller_than', val: 'five' }]],
+    ['text that is not a date', [{ name: 'word', op: 'since_day', val: '2024-02-30' }]],
+    ['inside or/not', { or: [{ not: { name: 'word', op: 'regex', val: '[z-a]' } }] }],
+  ]
+  for (const [what, filter] of cases) {
+    const response = await injectJsonApi(app, 'GET', filtered(filter))
+    assertError(t, response, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'filter' })
+    t.comment(what)
+  }
+  const counted = await injectJsonApi(app, 'GET', '/words')
+  t.equal(counted.body.meta.count, 3, 'the service answers as before')
+})
