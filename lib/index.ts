@@ -42,6 +42,8 @@ export type {
 } from './repository/repository.js'
 export { StorageError } from './repository/repository.js'
 export { KyselyRepository } from './repository/kysely/kysely-repository.js'
+export { DatabaseSchemaError } from './repository/kysely/check-database-schema.js'
+export type { MissingDatabaseObject, SchemaNeed } from './repository/kysely/check-database-schema.js'
 export type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, RelationshipStorage } from './schema/resolved.js'
 export type { IncludeNode, PageNode, QueryTree, SortNode, SortStep } from './query/query-tree.js'
 export type {

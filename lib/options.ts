@@ -1,5 +1,6 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyRequest, RegisterOptions } from 'fastify'
 import type { Kysely } from 'kysely'
+import { keyList } from './schema/known-keys.js'
 import type { AnyResourceDeclaration } from './schema/declaration.js'
 import type { JsonApiContext } from './schema/hooks.js'
 import type { Repository } from './repository/repository.js'
@@ -61,6 +62,14 @@ export interface JsonApiOptions {
    * own not-found handler.
    */
   readonly notFoundHandler?: boolean
+  /**
+   * Check at `ready()` that the database has every table (or view) and column the declarations name: each resource's
+   * table, id column and attribute columns (derived attributes' columns too), foreign keys, the target tables' keys of
+   * inverse relationships, join tables and their columns. Everything missing is listed in one `DatabaseSchemaError`
+   * thrown by `ready()`. Default false. Needs `db` (a custom `repository` without `db` is not checked); one query
+   * through `db` at startup, so `ready()` also fails when the database cannot be reached.
+   */
+  readonly checkDatabaseSchema?: boolean
 }
 
 /** Pagination settings. */
@@ -141,3 +150,23 @@ export interface OpenApiOptions {
    */
   readonly errors?: readonly number[]
 }
+
+/**
+ * The keys of every options object, checked at registration (an unknown key is a `JsonApiOptionsError`). Each list
+ * must hold exactly the keys of its interface, or it does not compile.
+ */
+export const OPTION_KEYS = {
+  options: keyList<JsonApiOptions>()([
+    'db', 'repository', 'resources', 'context', 'baseUrl', 'pagination', 'include', 'sort', 'filter', 'operations',
+    'maxIncludeDepth', 'openapi', 'database', 'notFoundHandler', 'checkDatabaseSchema',
+  ]),
+  /** What Fastify's `register(plugin, options)` reads itself and leaves in the plugin's options. */
+  fastify: keyList<RegisterOptions>()(['prefix', 'logLevel', 'logSerializers']),
+  pagination: keyList<PaginationOptions>()(['defaultSize', 'maxSize', 'unpaged']),
+  include: keyList<IncludeOptions>()(['maxDepth', 'maxPaths']),
+  sort: keyList<SortOptions>()(['maxKeys', 'maxDepth']),
+  filter: keyList<FilterOptions>()(['maxDepth', 'maxNodes']),
+  operations: keyList<OperationsOptions>()(['enabled', 'path', 'maxOperations']),
+  openapi: keyList<OpenApiOptions>()(['errors']),
+  database: keyList<DatabaseOptions>()(['retries', 'retryAfter']),
+} as const

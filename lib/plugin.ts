@@ -1,8 +1,10 @@
 import fastifyPlugin from 'fastify-plugin'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
-import type { JsonApiOptions } from './options.js'
+import { OPTION_KEYS, type JsonApiOptions } from './options.js'
 import { resolveResources } from './schema/resolve-resources.js'
+import { unknownKey, unknownKeyMessage } from './schema/known-keys.js'
 import { KyselyRepository } from './repository/kysely/kysely-repository.js'
+import { checkDatabaseSchema } from './repository/kysely/check-database-schema.js'
 import { jsonApiErrorHandler, JSONAPI_MEDIA_TYPE } from './errors/error-handler.js'
 import { jsonApiError } from './errors/error-codes.js'
 import { negotiate } from './request/media-type.js'
@@ -19,6 +21,27 @@ export class JsonApiOptionsError extends Error {
   constructor (message: string) {
     super(`fastify-jsonapi: ${message}`)
     this.name = 'JsonApiOptionsError'
+  }
+}
+
+/**
+ * Every key of the options, and of each options object in them, must be one the plugin (or Fastify's `register`)
+ * reads: a misspelt option fails here instead of being silently ignored.
+ */
+function checkOptionKeys (options: JsonApiOptions): void {
+  if (typeof options !== 'object' || options === null) throw new JsonApiOptionsError('the options must be an object')
+  const known = [...OPTION_KEYS.options, ...OPTION_KEYS.fastify]
+  const key = unknownKey(options, known)
+  if (key !== undefined) throw new JsonApiOptionsError(unknownKeyMessage(key, known, 'the plugin'))
+  for (const name of ['pagination', 'include', 'sort', 'filter', 'operations', 'openapi', 'database'] as const) {
+    const value: unknown = options[name]
+    if (value === undefined) continue
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new JsonApiOptionsError(`\`${name}\` must be an object`)
+    const inner = unknownKey(value, OPTION_KEYS[name])
+    if (inner !== undefined) throw new JsonApiOptionsError(unknownKeyMessage(inner, OPTION_KEYS[name], `'${name}'`))
+  }
+  if (options.checkDatabaseSchema !== undefined && typeof options.checkDatabaseSchema !== 'boolean') {
+    throw new JsonApiOptionsError('`checkDatabaseSchema` must be true or false')
   }
 }
 
@@ -92,6 +115,7 @@ function resolveOperations (options: JsonApiOptions): OperationsSettings | undef
 }
 
 const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin (fastify: FastifyInstance, options: JsonApiOptions) {
+  checkOptionKeys(options)
   if (options.db === undefined && options.repository === undefined) {
     throw new JsonApiOptionsError('pass your Kysely instance as `db` (or a `repository`)')
   }
@@ -123,6 +147,15 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     docs,
     database,
   })
+
+  // Opt-in: at ready, the tables and columns the declarations name must exist (a custom repository without `db` has
+  // no Kysely instance to ask).
+  const db = options.db
+  if (options.checkDatabaseSchema === true && db !== undefined) {
+    fastify.addHook('onReady', async function jsonApiCheckDatabaseSchema () {
+      await checkDatabaseSchema(db, graph)
+    })
+  }
 
   fastify.setErrorHandler(jsonApiErrorHandler(database.retryAfter))
   // Fastify appends `; charset=utf-8` to every JSON media type; JSON:API forbids parameters other than ext and

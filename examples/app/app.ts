@@ -25,7 +25,8 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
   await app.register(swagger, swaggerOptions({
     info: { title: 'fastify-jsonapi example', version: '1.0.0', description: 'The reference service of fastify-jsonapi.' },
   }))
-  await app.register(jsonApi, { db: options.db, resources, context: exampleContext(options.db) })
+  // checkDatabaseSchema: `ready()` fails, listing them, when a table or column the declarations name is missing.
+  await app.register(jsonApi, { db: options.db, resources, context: exampleContext(options.db), checkDatabaseSchema: true })
   // The document itself, and an interactive page for it.
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(swaggerUi, { routePrefix: '/docs' })

@@ -51,7 +51,7 @@ export async function buildTenantApp (options: BuildTenantAppOptions): Promise<F
   const app = Fastify({ logger: options.logger ?? false })
   // The API's OpenAPI document, at GET /openapi.json; every tenant sees the same routes (and 401 without a tenant).
   await app.register(swagger, swaggerOptions({ info: { title: 'fastify-jsonapi multi-tenant example', version: '1.0.0' } }))
-  await app.register(jsonApi, { db: options.db, resources, context: tenantContext })
+  await app.register(jsonApi, { db: options.db, resources, context: tenantContext, checkDatabaseSchema: true })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   return app
 }

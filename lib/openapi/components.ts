@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
-import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable } from '../query/builtin-operators.js'
+import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, operatorApplies } from '../query/builtin-operators.js'
+import type { BuiltinOperator } from '../query/filter-nodes.js'
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 reads it), plain data. */
 export type JsonSchema = Record<string, unknown>
@@ -283,7 +284,7 @@ export class OpenApiComponents {
     const forms: JsonSchema[] = []
     const filterable = [resource.idAttribute, ...resource.attributes.values()].filter((attribute) => attribute.filterable && !attribute.hidden)
     for (const attribute of filterable) {
-      const operators = Object.entries(BUILTIN_OPERATORS).filter(([, { kinds }]) => kinds.includes(attribute.valueKind)).map(([op]) => op)
+      const operators = (Object.keys(BUILTIN_OPERATORS) as BuiltinOperator[]).filter((op) => operatorApplies(op, attribute)) as string[]
       for (const op of attribute.operators.keys()) if (!operators.includes(op)) operators.push(op)
       const comparable = filterable.filter((other) => other !== attribute && fieldsComparable(attribute, other))
       const properties: Record<string, JsonSchema> = { name: { const: attribute.name }, op: { enum: operators }, val: {} }

@@ -46,6 +46,15 @@ export const BUILTIN_OPERATORS: Readonly<Record<BuiltinOperator, { readonly kind
   match: { kinds: TEXT, operand: 'text' },
 }
 
+/**
+ * Whether a built-in operator applies to an attribute: its kind is one the operator allows, and a text operator
+ * (`like`, `startswith`, `match` …) is not applied to a UUID (PostgreSQL has no `uuid ~~ text`).
+ */
+export function operatorApplies (op: BuiltinOperator, attribute: ResolvedAttribute): boolean {
+  const { kinds, operand } = BUILTIN_OPERATORS[op]
+  return kinds.includes(attribute.valueKind) && !(operand === 'text' && attribute.valueSchema.format === 'uuid')
+}
+
 /** Whether a string names a built-in operator. */
 export function isBuiltinOperator (op: string): op is BuiltinOperator {
   return Object.prototype.hasOwnProperty.call(BUILTIN_OPERATORS, op)

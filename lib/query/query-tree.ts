@@ -50,6 +50,11 @@ export interface QueryTree {
   readonly filter: FilterNode | undefined
   readonly sort: readonly SortNode[]
   readonly page: PageNode
+  /**
+   * The query parameter the filter came from, for an error the database raises about a filter value: the one filter
+   * parameter of the request (`filter[age]`), or `filter` when there are several.
+   */
+  readonly filterParameter?: string
 }
 
 export function includeNode (relationship: string, children: readonly IncludeNode[] = []): IncludeNode {
@@ -71,6 +76,7 @@ export function queryTree (parts: Partial<QueryTree> & Pick<QueryTree, 'page'>):
     filter: parts.filter,
     sort: Object.freeze([...(parts.sort ?? [])]),
     page: parts.page,
+    ...(parts.filterParameter === undefined ? {} : { filterParameter: parts.filterParameter }),
   })
 }
 

@@ -108,6 +108,13 @@ export interface Repository {
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (repository: Repository) => Promise<T>): Promise<T>
   /**
+   * Runs `work` in one read-only snapshot (a `REPEATABLE READ` transaction) with a repository bound to it and a
+   * function that reads the rows of a layer (its window ignored: every row, in its order) in batches of `size`
+   * through a server-side cursor, so that a read of every row (`page[size]=0`) never holds more than one batch.
+   * Optional: without it, such reads load every row at once.
+   */
+  scan?<T>(work: (repository: Repository, batches: (layer: QueryLayer, size: number) => AsyncIterable<Row[]>) => Promise<T>): Promise<T>
+  /**
    * The Kysely instance (inside a transaction: the transaction) this repository runs on, handed to write hooks as
    * `event.db` so that what they write commits or rolls back with the write. Optional for other repositories.
    */

@@ -3,11 +3,13 @@ import type { TSchema } from '@sinclair/typebox'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { findNulCharacter, registerFormats } from '../schema/compiled-input.js'
-import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, isBuiltinOperator } from '../query/builtin-operators.js'
+import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, isBuiltinOperator, operatorApplies } from '../query/builtin-operators.js'
 import {
   andNode, compareNode, customNode, existsNode, fieldCompareNode, notNode, orNode,
   type FieldCompareNode, type FilterNode,
 } from '../query/filter-nodes.js'
+
+const INT4_MAX = 2147483647
 
 /** How large a filter may be. */
 export interface FilterLimits {
@@ -183,8 +185,8 @@ class FilterReader {
     if (!isBuiltinOperator(op)) {
       throw this.#fail(`${path}.op`, `'${op}' is not an operator of '${attribute.name}'`)
     }
-    const { kinds, operand } = BUILTIN_OPERATORS[op]
-    if (!kinds.includes(attribute.valueKind)) {
+    const { operand } = BUILTIN_OPERATORS[op]
+    if (!operatorApplies(op, attribute)) {
       throw this.#fail(`${path}.op`, `'${op}' is not allowed on '${attribute.name}' (${attribute.valueKind})`)
     }
     const val = value.val
@@ -272,7 +274,12 @@ class FilterReader {
   /** Checks (and converts, from a string) a value to the attribute's type. */
   #coerce (attribute: ResolvedAttribute, value: unknown, at: string): unknown {
     if (value === null) throw this.#fail(at, `null is not a value of '${attribute.name}' here`)
-    return this.#checkValue(attribute.valueSchema, value, at, `'${attribute.name}' (${attribute.valueKind})`)
+    const checked = this.#checkValue(attribute.valueSchema, value, at, `'${attribute.name}' (${attribute.valueKind})`)
+    // An integer id is a PostgreSQL `integer`: a value outside its range is no id of the type.
+    if (attribute.name === 'id' && attribute.valueKind === 'integer' && typeof checked === 'number' && Math.abs(checked) > INT4_MAX) {
+      throw this.#fail(at, `${show(value)} is not a valid value for 'id' (an integer id is at most ${INT4_MAX})`)
+    }
+    return checked
   }
 
   #checkValue (schema: TSchema, value: unknown, at: string, what: string): unknown {

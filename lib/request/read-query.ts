@@ -68,9 +68,16 @@ export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: Res
     fields: readFields(raw, graph),
     include: readInclude(single(raw, 'include'), resource, graph, limits),
     filter: collection ? readFilter(raw, resource, graph, limits.filter) : undefined,
+    filterParameter: filterParameterOf(raw),
     sort: collection ? readSort(single(raw, 'sort'), resource, graph, limits.sort) : [],
     page: collection ? readPage(raw, resource, limits) : pageNode(1, 0),
   })
+}
+
+/** The one filter parameter of a request (`filter`, `filter[age]`), or `filter` when there are several. */
+function filterParameterOf (raw: RawQuery): string | undefined {
+  const names = Object.keys(raw).filter((name) => name === 'filter' || name.startsWith('filter['))
+  return names.length === 0 ? undefined : names.length === 1 ? names[0] : 'filter'
 }
 
 function readFields (raw: RawQuery, graph: ResourceGraph): ReadonlyMap<string, ReadonlySet<string>> {

@@ -8,6 +8,7 @@ import { readRelationshipDocument } from '../request/read-relationship-document.
 import { collectionDocument, linkageData, linkageDocument, metaDocument, singleDocument } from '../document/write-document.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
+import { sendCollectionStream } from './collection-stream.js'
 import { location, registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
 import type { JsonApiAction } from './route-config.js'
 
@@ -79,6 +80,10 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
   return async function readRelatedResource (request, reply) {
     const service = await relationshipsOf(context, request)
     const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany)
+    if (relationship.toMany && query.page.size === 0 && service.resources.streams) {
+      const linked = await service.relatedCollection(owner, idOf(request), relationship)
+      return sendCollectionStream(request, reply, service.resources, target, query, location(context, request), linked)
+    }
     const result = await service.readRelated(owner, idOf(request), relationship, query)
     const document = relationship.toMany
       ? collectionDocument(result, query, location(context, request))

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Repository } from '../repository/repository.js'
+import { sendCollectionStream } from './collection-stream.js'
 import { ResourceService, type DatabaseSettings } from '../service/resource-service.js'
 import { QueryComposer } from '../service/query-composer.js'
 import { readQuery, type QueryLimits } from '../request/read-query.js'
@@ -102,6 +103,8 @@ function listHandler (context: RouteContext, resource: ResolvedResource): Handle
   return async function listResources (request, reply) {
     const service = await requestServices(context, request)
     const query = readQuery(rawQuery(request), resource, context.graph, context.limits, true)
+    // Every row (`page[size]=0`): streamed batch by batch, so memory does not grow with the row count.
+    if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, service, resource, query, location(context, request))
     const result = await service.list(resource, query)
     return reply.type(JSONAPI_MEDIA_TYPE).send(collectionDocument(result, query, location(context, request)))
   }

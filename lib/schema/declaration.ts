@@ -1,6 +1,7 @@
 import type { Static, TSchema, TObject } from '@sinclair/typebox'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import type { JsonApiContext, ResourceHooks } from './hooks.js'
+import { keyList } from './known-keys.js'
 
 /**
  * A row as the repository reads it: column name → database value.
@@ -405,3 +406,29 @@ export function defineResourceFor<C> () {
     return declaration
   }
 }
+
+/**
+ * The keys of every object of a declaration, checked at registration: an unknown key is a `ResourceConfigError`
+ * that suggests the closest one. Each list must hold exactly the keys of its interface, or it does not compile.
+ */
+export const DECLARATION_KEYS = {
+  resource: keyList<ResourceDeclaration>()([
+    'type', 'path', 'table', 'id', 'clientIds', 'attributes', 'relationships', 'input', 'routes', 'pagination', 'count', 'hooks',
+  ]),
+  id: keyList<IdDeclaration>()(['column', 'kind', 'pattern', 'maxLength']),
+  attribute: keyList<AttributeDeclaration>()([
+    'schema', 'column', 'required', 'readOnly', 'createOnly', 'hidden', 'filterable', 'sortable', 'default', 'operators', 'derived', 'storage',
+  ]),
+  derived: keyList<DerivedAttribute>()(['columns', 'compute']),
+  operator: keyList<FilterOperator>()(['name', 'schema', 'apply']),
+  foreignKey: keyList<ToOneForeignKeyDeclaration>()(['kind', 'type', 'foreignKey', 'required', 'nullable', 'readOnly', 'createOnly']),
+  inverse: keyList<InverseDeclaration>()(['kind', 'type', 'inverse', 'required', 'readOnly', 'createOnly']),
+  manyToMany: keyList<ManyToManyDeclaration>()(['kind', 'type', 'through', 'required', 'readOnly', 'createOnly']),
+  through: keyList<ManyToManyDeclaration['through']>()(['table', 'sourceKey', 'targetKey', 'values']),
+  input: keyList<NonNullable<ResourceDeclaration['input']>>()(['create', 'update']),
+  routes: keyList<RouteSelection>()(['list', 'create', 'read', 'update', 'delete']),
+  pagination: keyList<NonNullable<ResourceDeclaration['pagination']>>()(['defaultSize', 'maxSize']),
+  hooks: keyList<ResourceHooks<AttributeDeclarations, RelationshipDeclarations, unknown>>()([
+    'scope', 'beforeCreate', 'beforeUpdate', 'beforeDelete', 'beforeLink', 'afterCreate', 'afterUpdate', 'afterDelete',
+  ]),
+} as const

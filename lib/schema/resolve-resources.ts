@@ -1,6 +1,7 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
-import type { AnyResourceDeclaration, AttributeDeclaration, IdKind, RelationshipDeclaration } from './declaration.js'
+import { DECLARATION_KEYS, type AnyResourceDeclaration, type AttributeDeclaration, type IdKind, type RelationshipDeclaration } from './declaration.js'
 import { compileInput } from './compiled-input.js'
+import { closestName, didYouMean, unknownKey, unknownKeyMessage } from './known-keys.js'
 import type {
   RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
 } from './resolved.js'
@@ -15,7 +16,7 @@ export class ResourceConfigError extends Error {
 }
 
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?$/
-const HOOKS = ['scope', 'beforeCreate', 'beforeUpdate', 'beforeDelete', 'beforeLink', 'afterCreate', 'afterUpdate', 'afterDelete'] as const
+const HOOKS = DECLARATION_KEYS.hooks
 const RESERVED_FIELDS = new Set(['id', 'type', 'links', 'relationships'])
 
 /**
@@ -33,6 +34,7 @@ export function resolveResources (declarations: readonly AnyResourceDeclaration[
     if (typeof type !== 'string' || !NAME.test(type)) {
       throw new ResourceConfigError(String(type), undefined, 'the type name must be letters, digits, `-` or `_`')
     }
+    checkKeys(type, undefined, declaration, DECLARATION_KEYS.resource, 'a resource')
     if (byType.has(type)) throw new ResourceConfigError(type, undefined, 'the type is declared twice')
     byType.set(type, declaration)
     const path = resolvePath(declaration)
@@ -67,6 +69,25 @@ function resolvePath (declaration: AnyResourceDeclaration): string {
   return path
 }
 
+/** An unknown key of a declaration object is a mistake: it names the key and suggests the closest known one. */
+function checkKeys (type: string, field: string | undefined, object: object, known: readonly string[], of: string): void {
+  const key = unknownKey(object, known)
+  if (key !== undefined) throw new ResourceConfigError(type, field, unknownKeyMessage(key, known, of))
+}
+
+/** `; did you mean 'x'?` to end a parenthesis listing the choices, or nothing. */
+function orDidYouMean (value: unknown, choices: readonly string[]): string {
+  const closest = typeof value === 'string' ? closestName(value, choices) : undefined
+  return closest === undefined ? '' : `; did you mean '${closest}'?`
+}
+
+/** An optional member that must be an object of known keys when given. */
+function checkOptionalObject (type: string, field: string, value: unknown, known: readonly string[], of: string): void {
+  if (value === undefined) return
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ResourceConfigError(type, field, 'must be an object')
+  checkKeys(type, field, value, known, of)
+}
+
 const ID_KINDS: readonly IdKind[] = ['integer', 'bigint', 'uuid', 'text']
 
 /** The schema of the `id` pseudo-attribute (filters, sort) of each id kind. */
@@ -80,9 +101,10 @@ const ID_SCHEMAS: Record<IdKind, () => TSchema> = {
 /** The primary key of a declaration: its column, its kind and, for a text id, its anchored pattern and length. */
 function resolveId (type: string, id: AnyResourceDeclaration['id']): { column: string; kind: IdKind; pattern: RegExp | undefined; maxLength: number | undefined } {
   if (id !== undefined && (typeof id !== 'object' || id === null)) throw new ResourceConfigError(type, 'id', 'must be an object ({ column, kind })')
+  if (id !== undefined) checkKeys(type, 'id', id, DECLARATION_KEYS.id, 'an id')
   const kind = id?.kind ?? 'integer'
   if (!ID_KINDS.includes(kind)) {
-    throw new ResourceConfigError(type, 'id', `unknown id kind '${String(kind)}' (integer, bigint, uuid or text)`)
+    throw new ResourceConfigError(type, 'id', `unknown id kind '${String(kind)}' (integer, bigint, uuid or text${orDidYouMean(kind, ID_KINDS)})`)
   }
   const column = checkIdentifier(type, 'id', id?.column ?? 'id')
   const { pattern, maxLength } = (id ?? {}) as { pattern?: unknown; maxLength?: unknown }
@@ -125,9 +147,13 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
   const id = resolveId(type, declaration.id)
   const idKind = id.kind
   const clientIds = declaration.clientIds ?? 'forbidden'
-  if (!['forbidden', 'allowed', 'required'].includes(clientIds)) {
-    throw new ResourceConfigError(type, 'clientIds', `unknown policy '${String(clientIds)}'`)
+  const policies = ['forbidden', 'allowed', 'required']
+  if (!policies.includes(clientIds)) {
+    throw new ResourceConfigError(type, 'clientIds', `unknown policy '${String(clientIds)}' (forbidden, allowed or required${orDidYouMean(clientIds, policies)})`)
   }
+  checkOptionalObject(type, 'input', declaration.input, DECLARATION_KEYS.input, "'input'")
+  checkOptionalObject(type, 'routes', declaration.routes, DECLARATION_KEYS.routes, "'routes'")
+  checkOptionalObject(type, 'pagination', declaration.pagination, DECLARATION_KEYS.pagination, "a resource's 'pagination'")
   const attributes = new Map<string, ResolvedAttribute>()
   for (const [name, attribute] of Object.entries(declaration.attributes ?? {}) as Array<[string, AttributeDeclaration]>) {
     attributes.set(name, resolveAttribute(type, name, attribute))
@@ -192,7 +218,7 @@ function resolveHooks (type: string, hooks: AnyResourceDeclaration['hooks']): Re
   if (typeof hooks !== 'object' || hooks === null) throw new ResourceConfigError(type, 'hooks', 'must be an object of hook functions')
   for (const [name, hook] of Object.entries(hooks)) {
     if (!(HOOKS as readonly string[]).includes(name)) {
-      throw new ResourceConfigError(type, `hooks.${name}`, `is not a hook (${HOOKS.join(', ')})`)
+      throw new ResourceConfigError(type, `hooks.${name}`, `is not a hook${didYouMean(name, HOOKS) || ` (the hooks: ${HOOKS.join(', ')})`}`)
     }
     if (hook !== undefined && typeof hook !== 'function') throw new ResourceConfigError(type, `hooks.${name}`, 'must be a function')
   }
@@ -222,12 +248,18 @@ function checkIdentifier (type: string, field: string, identifier: unknown): str
 
 function resolveAttribute (type: string, name: string, attribute: AttributeDeclaration, isId = false): ResolvedAttribute {
   if (!isId) checkFieldName(type, name)
-  if (attribute?.schema === undefined || typeof attribute.schema !== 'object') {
+  if (typeof attribute !== 'object' || attribute === null) throw new ResourceConfigError(type, name, 'must be an object with a TypeBox `schema`')
+  if (!isId) checkKeys(type, name, attribute, DECLARATION_KEYS.attribute, 'an attribute')
+  if (attribute.schema === undefined || typeof attribute.schema !== 'object') {
     throw new ResourceConfigError(type, name, 'needs a TypeBox `schema`')
   }
   const derived = attribute.derived
-  if (derived !== undefined && (typeof derived.compute !== 'function' || !Array.isArray(derived.columns))) {
+  if (derived !== undefined && (typeof derived !== 'object' || derived === null || typeof derived.compute !== 'function' || !Array.isArray(derived.columns))) {
     throw new ResourceConfigError(type, name, '`derived` needs `columns` and a `compute` function')
+  }
+  if (derived !== undefined) checkKeys(type, name, derived, DECLARATION_KEYS.derived, "'derived'")
+  if (attribute.storage !== undefined && attribute.storage !== 'json' && attribute.storage !== 'native') {
+    throw new ResourceConfigError(type, name, `\`storage\` must be 'json' or 'native', not '${String(attribute.storage)}'${didYouMean(String(attribute.storage), ['json', 'native'])}`)
   }
   const column = derived === undefined ? checkIdentifier(type, name, attribute.column ?? name) : undefined
   const hidden = attribute.hidden ?? false
@@ -240,10 +272,12 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
     if (typeof operator?.name !== 'string' || !/^[a-z][a-z0-9_]*$/.test(operator.name) || typeof operator.apply !== 'function' || typeof operator.schema !== 'object') {
       throw new ResourceConfigError(type, name, 'a custom operator needs a lowercase `name`, a TypeBox `schema` and an `apply` function')
     }
+    checkKeys(type, name, operator, DECLARATION_KEYS.operator, `the operator '${operator.name}'`)
     if (operators.has(operator.name)) throw new ResourceConfigError(type, name, `the operator '${operator.name}' is declared twice`)
     operators.set(operator.name, operator)
   }
   if (operators.size > 0 && derived !== undefined) throw new ResourceConfigError(type, name, 'a derived attribute cannot be filtered')
+  if (hasDefault) checkDefault(type, name, attribute, derived !== undefined)
   const valueKind = kindOf(core)
   return Object.freeze({
     name,
@@ -274,12 +308,27 @@ function resolveRelationship (
   byType: ReadonlyMap<string, AnyResourceDeclaration>,
 ): ResolvedRelationship {
   const type = declaration.type
-  if (relationship?.kind !== 'to-one' && relationship?.kind !== 'to-many') {
-    throw new ResourceConfigError(type, name, "`kind` must be 'to-one' or 'to-many'")
+  if (typeof relationship !== 'object' || relationship === null) throw new ResourceConfigError(type, name, 'must be an object ({ kind, type, … })')
+  const storageKeys = (['foreignKey', 'inverse', 'through'] as const).filter((key) => key in relationship)
+  if (storageKeys.length > 1) {
+    throw new ResourceConfigError(type, name, `give one of \`foreignKey\`, \`inverse\` or \`through\`, not ${storageKeys.map((key) => `\`${key}\``).join(' and ')}`)
+  }
+  const [keys, of] = {
+    foreignKey: [DECLARATION_KEYS.foreignKey, 'a to-one foreign key relationship'],
+    inverse: [DECLARATION_KEYS.inverse, 'an inverse relationship'],
+    through: [DECLARATION_KEYS.manyToMany, 'a many-to-many relationship'],
+    none: [[...new Set([...DECLARATION_KEYS.foreignKey, ...DECLARATION_KEYS.inverse, ...DECLARATION_KEYS.manyToMany])], 'a relationship'],
+  }[storageKeys[0] ?? 'none'] as [readonly string[], string]
+  checkKeys(type, name, relationship, keys, of)
+  const kinds = ['to-one', 'to-many']
+  if (!kinds.includes(relationship.kind)) {
+    throw new ResourceConfigError(type, name, `\`kind\` must be 'to-one' or 'to-many'${didYouMean(String(relationship.kind), kinds)}`)
   }
   const target = byType.get(relationship.type)
   if (target === undefined) {
-    throw new ResourceConfigError(type, name, `the related type '${String(relationship.type)}' is not declared`)
+    const closest = typeof relationship.type === 'string' ? closestName(relationship.type, byType.keys()) : undefined
+    const known = `the declared types: ${[...byType.keys()].join(', ')}`
+    throw new ResourceConfigError(type, name, `the related type '${String(relationship.type)}' is not declared (${closest === undefined ? known : `did you mean '${closest}'? ${known}`})`)
   }
   let storage: RelationshipStorage
   if ('foreignKey' in relationship) {
@@ -292,7 +341,8 @@ function resolveRelationship (
   } else if ('inverse' in relationship) {
     const inverse = target.relationships?.[relationship.inverse]
     if (inverse === undefined) {
-      throw new ResourceConfigError(type, name, `the inverse relationship '${relationship.type}.${String(relationship.inverse)}' is not declared`)
+      const suggestion = didYouMean(String(relationship.inverse), Object.keys(target.relationships ?? {}))
+      throw new ResourceConfigError(type, name, `the inverse relationship '${relationship.type}.${String(relationship.inverse)}' is not declared${suggestion}`)
     }
     if (!('foreignKey' in inverse) || inverse.type !== type) {
       throw new ResourceConfigError(type, name, `the inverse '${relationship.type}.${relationship.inverse}' must be a to-one foreignKey relationship to '${type}'`)
@@ -306,6 +356,7 @@ function resolveRelationship (
   } else if ('through' in relationship && relationship.through !== undefined) {
     if (relationship.kind !== 'to-many') throw new ResourceConfigError(type, name, 'a `through` relationship must be to-many')
     const through = relationship.through
+    checkOptionalObject(type, name, through, DECLARATION_KEYS.through, "'through'")
     storage = {
       kind: 'join',
       table: checkIdentifier(type, name, through.table),
@@ -333,6 +384,32 @@ function resolveRelationship (
     createOnly,
     storage: Object.freeze(storage),
   })
+}
+
+/**
+ * A constant `default` must be a value of the attribute's schema (checked as a create body would check it); a function
+ * is called per create, so only its result can be checked, at that time.
+ */
+function checkDefault (type: string, name: string, attribute: AttributeDeclaration, derived: boolean): void {
+  if (derived) throw new ResourceConfigError(type, name, 'a derived attribute is never stored: its `default` would never be written')
+  const value = attribute.default
+  if (typeof value === 'function') return
+  // An undefined default writes null.
+  const problems = compileInput(Type.Object({ value: attribute.schema })).check({ value: value === undefined ? null : value })
+  if (problems.length === 0) return
+  const why = problems.map((problem) => problem.path === '/value' ? problem.message : `at ${problem.path.slice('/value'.length)}: ${problem.message}`)
+  throw new ResourceConfigError(type, name, `the \`default\` ${showValue(value)} does not match the attribute's schema: ${why.join('; ')}`)
+}
+
+/** A value in a message: JSON, shortened. */
+function showValue (value: unknown): string {
+  let shown: string
+  try {
+    shown = value === undefined ? 'undefined (written as null)' : typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value)
+  } catch {
+    shown = String(value)
+  }
+  return shown.length > 60 ? `${shown.slice(0, 57)}...` : shown
 }
 
 function deriveInputSchema (attributes: ReadonlyMap<string, ResolvedAttribute>, mode: 'create' | 'update'): TObject {

@@ -1,7 +1,7 @@
 import type { Repository } from '../repository/repository.js'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
-import { linkedToNode } from '../query/filter-nodes.js'
+import { linkedToNode, type FilterNode } from '../query/filter-nodes.js'
 import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { ResourceService } from './resource-service.js'
@@ -54,6 +54,17 @@ export class RelationshipService {
     const linked = linkedToNode(owner, relationship, ownerId)
     if (relationship.toMany) return this.#resources.list(target, query, linked)
     return this.#resources.list(target, queryTree({ ...query, page: pageNode(1, 1) }), linked, false)
+  }
+
+  /** The request's resource service. */
+  get resources (): ResourceService {
+    return this.#resources
+  }
+
+  /** The condition of a to-many's related collection (to stream it); 404 when the owner is not visible. */
+  async relatedCollection (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship): Promise<FilterNode> {
+    await this.#resources.assertVisible(owner, ownerId)
+    return linkedToNode(owner, relationship, ownerId)
   }
 
   /** `GET /<type>/<id>/relationships/<relationship>`: the linkage (to-many: a page of it, with the count). */

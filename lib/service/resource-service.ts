@@ -13,7 +13,7 @@ import type { JsonApiError } from '../errors/json-api-error.js'
 import { loadIncluded } from './load-included.js'
 import { explainStorageError, type WriteContext } from './explain-storage-error.js'
 import { isRetryableConflict } from '../errors/database-faults.js'
-import type { ResultSet } from './result-set.js'
+import { resourceKey, type ResourceRow, type ResultSet } from './result-set.js'
 import type { QueryComposer } from './query-composer.js'
 import { selectionOf } from './selection.js'
 import { fromHookInput, hookInput, pointUnlocated, storedResource } from './write-hooks.js'
@@ -28,12 +28,12 @@ const PLAIN_QUERY = queryTree({ page: pageNode(1, 0) })
  * The only client values a read binds are filter values (ids and page numbers are checked first): a value the
  * column's type cannot hold (an integer beyond its range, say) is the filter's 400, not a database error.
  */
-async function filterValuesFit<T> (read: Promise<T>): Promise<T> {
+async function filterValuesFit<T> (read: Promise<T>, parameter = 'filter'): Promise<T> {
   try {
     return await read
   } catch (error) {
     if (error instanceof StorageError && (error.kind === 'invalid-value' || error.kind === 'out-of-range')) {
-      throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: 'a filter value does not fit the type of its column', source: { parameter: 'filter' } })
+      throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: 'a filter value does not fit the type of its column', source: { parameter } })
     }
     throw error
   }
@@ -51,6 +51,16 @@ function writableAttributes (resource: ResolvedResource, attributes: Readonly<Re
     if (resource.attributes.get(name)?.readOnly !== true) writable[name] = value
   }
   return writable
+}
+
+/** Where a streamed collection goes, batch by batch (see {@link ResourceService.stream}). */
+export interface CollectionSink {
+  /** Before any row: the number of rows (when counted). */
+  start(count: number | undefined): Promise<void>
+  /** A batch of primary rows, with the linkage of their includes. */
+  data(batch: ResultSet): Promise<void>
+  /** Included resources not written before (`batch` holds their linkage). */
+  included(batch: ResultSet, rows: readonly ResourceRow[]): Promise<void>
 }
 
 /** How a service meets faults of the database. */
@@ -125,10 +135,59 @@ export class ResourceService {
     const [found, count] = await filterValuesFit(Promise.all([
       Promise.resolve().then(() => repository.findMany(layer)),
       counted ? Promise.resolve().then(() => repository.count(layer)) : undefined,
-    ]))
+    ]), query.filterParameter)
     const rows = probe === 1 && found.length > size ? found.slice(0, size) : found
     const primary = rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
     return loadIncluded(repository, resource, primary, layer.include, { count, hasMore: count === undefined ? found.length > rows.length : undefined })
+  }
+
+  /** Whether collections of every row (`page[size]=0`) can be streamed: the repository reads in batches. */
+  get streams (): boolean {
+    return this.#repository.scan !== undefined
+  }
+
+  /**
+   * Every row of a collection (`page[size]=0`), in batches read through a cursor of one read-only snapshot, handed
+   * to `sink` as they come: memory holds one batch, whatever the number of rows. The count comes first, from the same
+   * snapshot. With includes over more than one batch, the rows are read twice: the first pass gives each batch with
+   * its linkage, the second the included resources, each once and never one that is primary (only their keys are
+   * kept).
+   */
+  async stream (resource: ResolvedResource, query: QueryTree, sink: CollectionSink, extra?: FilterNode, counted = resource.count, batchSize = 500): Promise<void> {
+    const layer = this.#composer.collection(resource, query, extra)
+    const scan = this.#repository.scan
+    if (scan === undefined) throw new Error('fastify-jsonapi: the repository cannot stream (no scan method)')
+    const rowsOf = (rows: readonly Row[]): ResourceRow[] => rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
+    await filterValuesFit(scan.call(this.#repository, async (repository, batches) => {
+      await sink.start(counted ? await repository.count(layer) : undefined)
+      const primaryKeys = layer.include.length === 0 ? undefined : new Set<string>()
+      let batchCount = 0
+      let last: ResultSet | undefined
+      for await (const rows of batches(layer, batchSize)) {
+        const primary = rowsOf(rows)
+        for (const item of primary) primaryKeys?.add(resourceKey(resource.type, item.id))
+        last = await loadIncluded(repository, resource, primary, layer.include)
+        batchCount++
+        await sink.data(last)
+      }
+      if (primaryKeys === undefined) return
+      // One batch holds every primary row: its included resources are the document's, no second pass needed.
+      if (batchCount <= 1) {
+        if (last !== undefined && last.included.length > 0) await sink.included(last, last.included)
+        return
+      }
+      const written = new Set<string>()
+      for await (const rows of batches(layer, batchSize)) {
+        const result = await loadIncluded(repository, resource, rowsOf(rows), layer.include)
+        const fresh = result.included.filter((item) => {
+          const key = resourceKey(item.resource.type, item.id)
+          if (primaryKeys.has(key) || written.has(key)) return false
+          written.add(key)
+          return true
+        })
+        if (fresh.length > 0) await sink.included(result, fresh)
+      }
+    }), query.filterParameter)
   }
 
   /** One resource and its includes; 404 when it does not exist or the request may not see it. */

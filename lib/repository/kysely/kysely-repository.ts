@@ -1,4 +1,4 @@
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely'
+import { CompiledQuery, sql, type Expression, type Kysely, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type {
@@ -83,21 +83,51 @@ export class KyselyRepository implements Repository {
     return where === undefined ? builder : builder.where(compileFilter(where, layer.resource, ROOT, aliases))
   }
 
-  findMany (layer: QueryLayer): Promise<Row[]> {
-    return this.#run(async () => {
-      const { resource, page } = layer
-      const aliases = new AliasCounter()
-      let builder = this.#where(layer, aliases).select(this.#columns(resource, layer.columns, ROOT))
-      if (page !== undefined || layer.sort.length > 0) {
-        for (const key of layer.sort) builder = builder.orderBy(compileSort(key, resource, ROOT, aliases), key.descending ? 'desc' : 'asc')
-        if (!layer.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
-          builder = builder.orderBy(`${ROOT}.${resource.idColumn}`, 'asc')
-        }
+  /** The SELECT of a layer: its rows in its order, within its window. */
+  #selectMany (layer: QueryLayer) {
+    const { resource, page } = layer
+    const aliases = new AliasCounter()
+    let builder = this.#where(layer, aliases).select(this.#columns(resource, layer.columns, ROOT))
+    if (page !== undefined || layer.sort.length > 0) {
+      for (const key of layer.sort) builder = builder.orderBy(compileSort(key, resource, ROOT, aliases), key.descending ? 'desc' : 'asc')
+      if (!layer.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
+        builder = builder.orderBy(`${ROOT}.${resource.idColumn}`, 'asc')
       }
-      if (page?.limit !== undefined) builder = builder.limit(page.limit)
-      if (page !== undefined && page.offset > 0) builder = builder.offset(page.offset)
-      return await builder.execute()
-    })
+    }
+    if (page?.limit !== undefined) builder = builder.limit(page.limit)
+    if (page !== undefined && page.offset > 0) builder = builder.offset(page.offset)
+    return builder
+  }
+
+  findMany (layer: QueryLayer): Promise<Row[]> {
+    return this.#run(() => this.#selectMany(layer).execute())
+  }
+
+  scan<T> (work: (repository: Repository, batches: (layer: QueryLayer, size: number) => AsyncIterable<Row[]>) => Promise<T>): Promise<T> {
+    const run = (repository: KyselyRepository): Promise<T> => {
+      let cursors = 0
+      return work(repository, (layer, size) => repository.#cursor(layer, size, `fja_scan_${++cursors}`))
+    }
+    if (this.#db.isTransaction) return run(this)
+    return this.#run(() => this.#db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only')
+      .execute((trx) => run(new KyselyRepository(trx))))
+  }
+
+  /** The rows of a layer (every row, in its order) in batches, through a server-side cursor of the transaction. */
+  async * #cursor (layer: QueryLayer, size: number, name: string): AsyncIterable<Row[]> {
+    const query = this.#selectMany({ ...layer, page: { offset: 0, limit: undefined } }).compile()
+    await this.#run(() => this.#db.executeQuery(CompiledQuery.raw(`declare ${name} no scroll cursor for ${query.sql}`, [...query.parameters])))
+    let open = true
+    try {
+      while (open) {
+        const { rows } = await this.#run(() => this.#db.executeQuery<Row>(CompiledQuery.raw(`fetch forward ${size} from ${name}`)))
+        open = rows.length === size
+        if (rows.length > 0) yield rows
+      }
+    } finally {
+      // A scan stopped early (the client went away) closes its cursor; a finished one closes with its transaction.
+      if (open) await this.#db.executeQuery(CompiledQuery.raw(`close ${name}`)).catch(() => {})
+    }
   }
 
   count (layer: QueryLayer): Promise<number> {

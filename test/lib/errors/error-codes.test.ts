@@ -5,18 +5,20 @@ import { ERROR_CODES, type ErrorCode } from '../../../lib/errors/error-codes.js'
 import { JsonApiError } from '../../../lib/errors/json-api-error.js'
 import { ResourceConfigError } from '../../../lib/schema/resolve-resources.js'
 import { JsonApiOptionsError } from '../../../lib/plugin.js'
+import { DatabaseSchemaError } from '../../../lib/repository/kysely/check-database-schema.js'
 
 const DOC = fileURLToPath(new URL('../../../docs/errors.md', import.meta.url))
 
 const codes = Object.keys(ERROR_CODES) as ErrorCode[]
 
 /**
- * Codes the library emits outside ERROR_CODES, which the page may document too: the registration errors, and the
+ * Codes the library emits outside ERROR_CODES, which the page may document too: the startup errors, and the
  * default code of a JsonApiError thrown without one (`FJA_ERROR_<status>`, or with a real status).
  */
 const registrationCodes = new Set([
   new ResourceConfigError('x', undefined, 'x').code,
   new JsonApiOptionsError('x').code,
+  new DatabaseSchemaError([], '').code,
 ])
 const defaultCode = /^FJA_ERROR_(?:\d{3}|<[a-z]+>)$/
 
@@ -30,7 +32,7 @@ t.test('ERROR_CODES is well formed', async (t) => {
   }
   t.equal(new JsonApiError({ status: 418 }).errors[0].code, 'FJA_ERROR_418', 'the default code of a user error')
   t.match(new JsonApiError({ status: 418 }).errors[0].code, defaultCode)
-  t.same([...registrationCodes].sort(), ['FJA_INVALID_DECLARATION', 'FJA_INVALID_OPTIONS'])
+  t.same([...registrationCodes].sort(), ['FJA_INVALID_DECLARATION', 'FJA_INVALID_OPTIONS', 'FJA_SCHEMA_MISMATCH'])
 })
 
 t.test('docs/errors.md documents every code, and only codes that exist', async (t) => {

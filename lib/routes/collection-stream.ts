@@ -1,0 +1,87 @@
+import { PassThrough } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ResolvedResource } from '../schema/resolved.js'
+import type { FilterNode } from '../query/filter-nodes.js'
+import type { QueryTree } from '../query/query-tree.js'
+import type { ResourceService } from '../service/resource-service.js'
+import { ResourceWriter } from '../document/resource-object.js'
+import { paginationLinks } from '../document/pagination-links.js'
+import { JSONAPI_OBJECT, type RequestLocation } from '../document/write-document.js'
+import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+
+/** The client went away while its collection was streamed: the scan stops and its snapshot ends. */
+class ClientGone extends Error {
+  constructor () {
+    super('the client closed the connection during a streamed response')
+    this.name = 'ClientGone'
+  }
+}
+
+/**
+ * Answers a collection of every row (`page[size]=0`) as a stream: the document is written batch by batch while the
+ * rows are read through a cursor, so memory holds one batch whatever the number of rows. The response starts once
+ * the count is known and the cursor is open, so that a failure before the first row (a bad filter value, a database
+ * fault) is still an error document with its status; a failure after it aborts the response (the client sees a
+ * truncated body, never a complete-looking document that lacks rows). Writing waits for the client to read
+ * (backpressure); a client that goes away stops the scan.
+ */
+export async function sendCollectionStream (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  service: ResourceService,
+  resource: ResolvedResource,
+  query: QueryTree,
+  location: RequestLocation,
+  extra?: FilterNode,
+): Promise<FastifyReply> {
+  const out = new PassThrough()
+  let gone = false
+  out.on('close', () => { gone = true })
+  const write = async (chunk: string): Promise<void> => {
+    if (gone) throw new ClientGone()
+    if (out.write(chunk)) return
+    await new Promise<void>((resolve, reject) => {
+      const drained = (): void => { out.off('close', closed); resolve() }
+      const closed = (): void => { out.off('drain', drained); reject(new ClientGone()) }
+      out.once('drain', drained)
+      out.once('close', closed)
+    })
+  }
+
+  let count: number | undefined
+  let rows = 0
+  let included = 0
+  let started!: () => void
+  const start = new Promise<void>((resolve) => { started = resolve })
+  const done = service.stream(resource, query, {
+    async start (total) {
+      count = total
+      out.write('{"data":[')
+      started()
+    },
+    async data (batch) {
+      const writer = new ResourceWriter(location.baseUrl, query, batch)
+      const objects = batch.primary.map((item) => JSON.stringify(writer.write(item))).join(',')
+      await write(rows === 0 ? objects : `,${objects}`)
+      rows += batch.primary.length
+    },
+    async included (batch, items) {
+      const writer = new ResourceWriter(location.baseUrl, query, batch)
+      const objects = items.map((item) => JSON.stringify(writer.write(item))).join(',')
+      await write(included === 0 ? `],"included":[${objects}` : `,${objects}`)
+      included += items.length
+    },
+  }, extra)
+  // Before the first byte, a failure is an ordinary error (thrown to the error handler).
+  await Promise.race([start, done])
+  done.then(() => {
+    const tail: Record<string, unknown> = { links: paginationLinks(location, query.page, { count }) }
+    if (count !== undefined) tail.meta = { count }
+    tail.jsonapi = JSONAPI_OBJECT
+    out.end(`]${JSON.stringify(tail).replace(/^\{/, ',')}`)
+  }, (error: unknown) => {
+    if (!(error instanceof ClientGone)) request.log.error({ err: error }, 'fastify-jsonapi: a streamed collection failed after its first byte')
+    out.destroy(error instanceof Error ? error : new Error(String(error)))
+  })
+  return reply.type(JSONAPI_MEDIA_TYPE).send(out)
+}

@@ -1,0 +1,237 @@
+/**
+ * `checkDatabaseSchema`: at `ready()`, every table and column the declarations name must exist, or `ready()` fails
+ * with one DatabaseSchemaError listing everything missing. Runs on PGlite and, with DATABASE_URL, on PostgreSQL,
+ * where the test database lives in a schema of its own reached through the search_path.
+ */
+import t from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
+import {
+  DatabaseSchemaError, jsonApi, KyselyRepository, type AnyResourceDeclaration, type JsonApiOptions, type MissingDatabaseObject,
+} from '../../lib/index.js'
+import { buildApp } from '../../examples/app/app.js'
+import { openTestDatabase } from '../helpers/database.js'
+
+const database = await openTestDatabase()
+const { db, counter } = database
+const suffix = randomBytes(4).toString('hex')
+/** A schema of the test's own, off the search_path (PostgreSQL runs several test files against one database). */
+const other = `fja_other_${suffix}`
+await sql`create schema ${sql.id(other)}`.execute(db)
+await sql`create table ${sql.id(other, 'widgets')} (id serial primary key, label text)`.execute(db)
+await sql`create view user_names as select id, name from users`.execute(db)
+await sql`create materialized view group_names as select id, name from groups`.execute(db)
+t.teardown(async () => {
+  await sql`drop schema ${sql.id(other)} cascade`.execute(db)
+  await sql`drop view user_names`.execute(db)
+  await sql`drop materialized view group_names`.execute(db)
+  await database.close()
+})
+
+const { rows: [{ path: searchPath }] } = await sql<{ path: string }>`select array_to_string(current_schemas(false), ', ') as "path"`.execute(db)
+
+type Loose = Record<string, any>
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
+
+// Declarations over the example's tables, correct as given; each test breaks some of them.
+const person = (): Loose => ({
+  type: 'person',
+  table: 'users',
+  attributes: {
+    name: { schema: Type.String() },
+    mail: { schema: Type.Union([Type.String(), Type.Null()]), column: 'email' },
+    full_name: { schema: Type.String(), derived: { columns: ['first_name', 'last_name'], compute: (row: Loose) => `${row.first_name} ${row.last_name}` } },
+    secret: { schema: Type.Union([Type.String(), Type.Null()]), column: 'gender', hidden: true },
+  },
+  relationships: {
+    machines: { kind: 'to-many', type: 'machine', inverse: 'owner' },
+    team: { kind: 'to-one', type: 'team', foreignKey: 'group_id' },
+  },
+})
+const machine = (): Loose => ({
+  type: 'machine',
+  table: 'computers',
+  attributes: { serial: { schema: Type.Union([Type.String(), Type.Null()]) } },
+  relationships: { owner: { kind: 'to-one', type: 'person', foreignKey: 'owner_id' } },
+})
+const team = (): Loose => ({ type: 'team', table: 'groups', attributes: { name: { schema: Type.String() } } })
+const parent = (): Loose => ({
+  type: 'parent',
+  table: 'parents',
+  attributes: { name: { schema: Type.String() } },
+  relationships: {
+    kids: {
+      kind: 'to-many',
+      type: 'child',
+      through: { table: 'parent_to_child_associations', sourceKey: 'parent_id', targetKey: 'child_id', values: { extra_data: null } },
+    },
+  },
+})
+const child = (): Loose => ({ type: 'child', table: 'children', attributes: { name: { schema: Type.String() } } })
+const declarations = (): Loose[] => [person(), machine(), team(), parent(), child()]
+
+/** Registers the plugin with these declarations, then readies the app. */
+async function ready (resources: Loose[], options: Partial<JsonApiOptions> = { db, checkDatabaseSchema: true }): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(jsonApi, { resources: resources as AnyResourceDeclaration[], ...options })
+  await app.ready()
+  return app
+}
+
+/** `ready()` must fail with one DatabaseSchemaError listing exactly these. */
+async function assertMissing (t: Test, resources: Loose[], missing: MissingDatabaseObject[], lines: string[]): Promise<void> {
+  let thrown: unknown
+  const app = Fastify()
+  try {
+    await app.register(jsonApi, { db, resources: resources as AnyResourceDeclaration[], checkDatabaseSchema: true })
+    await app.ready()
+  } catch (error) {
+    thrown = error
+  } finally {
+    await app.close()
+  }
+  if (!t.ok(thrown instanceof DatabaseSchemaError, 'a DatabaseSchemaError from ready()')) {
+    t.error(thrown)
+    return
+  }
+  const error = thrown as DatabaseSchemaError
+  t.equal(error.name, 'DatabaseSchemaError')
+  t.equal(error.code, 'FJA_SCHEMA_MISMATCH')
+  t.same(error.missing, missing, 'everything missing, each with what needs it')
+  const count = `${missing.length} ${missing.length === 1 ? 'table or column' : 'tables or columns'}`
+  t.equal(error.message, `fastify-jsonapi: the database lacks ${count} the declarations need (search path: ${searchPath}):${lines.map((line) => `\n  - ${line}`).join('')}`)
+}
+
+t.test('the example app, with the check on, becomes ready; the check is one query', async (t) => {
+  counter.reset()
+  const app = await buildApp({ db })
+  await app.ready()
+  t.equal(counter.statements.filter((statement) => statement.includes('to_regclass')).length, 1, 'one catalog query')
+  t.equal(counter.count, 1, 'nothing else')
+  await app.close()
+})
+
+t.test('correct declarations become ready: tables, views, materialized views, schema-qualified tables', async (t) => {
+  const widget = { type: 'widget', table: `${other}.widgets`, attributes: { label: { schema: Type.Union([Type.String(), Type.Null()]) } } }
+  const names = { type: 'user_name', table: 'user_names', routes: { create: false, update: false, delete: false }, attributes: { name: { schema: Type.String() } } }
+  const groups = { type: 'group_name', table: 'group_names', routes: { create: false, update: false, delete: false }, attributes: { name: { schema: Type.String() } } }
+  const app = await ready([...declarations(), widget, names, groups])
+  t.ok(app.hasRoute({ method: 'GET', url: '/widget' }))
+  const response = await app.inject({ method: 'GET', url: '/widget' })
+  t.equal(response.statusCode, 200, 'the qualified table is the one queried')
+  await app.close()
+})
+
+t.test('cannot become ready with a misspelt table, a misspelt column and a missing join table column: all in one error', async (t) => {
+  const resources = declarations()
+  resources[0].attributes.mail.column = 'emial'
+  resources[1].table = 'computrs'
+  resources[3].relationships.kids.through.targetKey = 'child_idd'
+  await assertMissing(t, resources, [
+    { table: 'users', column: 'emial', neededBy: [{ resource: 'person', field: 'mail' }] },
+    { table: 'computrs', column: undefined, neededBy: [{ resource: 'machine', field: undefined }, { resource: 'person', field: 'machines' }] },
+    { table: 'parent_to_child_associations', column: 'child_idd', neededBy: [{ resource: 'parent', field: 'kids' }] },
+  ], [
+    "no column 'emial' in 'users' (resource 'person', field 'mail')",
+    "no table or view 'computrs' (resource 'machine'; resource 'person', field 'machines')",
+    "no column 'child_idd' in 'parent_to_child_associations' (resource 'parent', field 'kids')",
+  ])
+})
+
+t.test('cannot become ready with a missing id, derived, foreign key or inverse key column, or join table', async (t) => {
+  const resources = declarations()
+  resources[0].id = { column: 'uid' }
+  resources[0].attributes.full_name.derived.columns = ['first_name', 'surname']
+  resources[0].relationships.team.foreignKey = 'team_id'
+  resources[1].relationships.owner.foreignKey = 'ownr_id'
+  resources[3].relationships.kids.through = { table: 'parent_kids', sourceKey: 'parent_id', targetKey: 'kid_id', values: { note: 'x' } }
+  await assertMissing(t, resources, [
+    { table: 'users', column: 'uid', neededBy: [{ resource: 'person', field: 'id' }] },
+    { table: 'users', column: 'surname', neededBy: [{ resource: 'person', field: 'full_name' }] },
+    { table: 'computers', column: 'ownr_id', neededBy: [{ resource: 'person', field: 'machines' }, { resource: 'machine', field: 'owner' }] },
+    { table: 'users', column: 'team_id', neededBy: [{ resource: 'person', field: 'team' }] },
+    { table: 'parent_kids', column: undefined, neededBy: [{ resource: 'parent', field: 'kids' }] },
+  ], [
+    "no column 'uid' in 'users' (resource 'person', field 'id')",
+    "no column 'surname' in 'users' (resource 'person', field 'full_name')",
+    "no column 'ownr_id' in 'computers' (resource 'person', field 'machines'; resource 'machine', field 'owner')",
+    "no column 'team_id' in 'users' (resource 'person', field 'team')",
+    "no table or view 'parent_kids' (resource 'parent', field 'kids')",
+  ])
+})
+
+t.test('cannot become ready when a table is only off the search_path, or in a schema that does not exist', async (t) => {
+  const widget = { type: 'widget', table: 'widgets', attributes: { label: { schema: Type.String() } } }
+  const elsewhere = { type: 'gadget', table: `nosuch_${suffix}.gadgets`, attributes: { label: { schema: Type.String() } } }
+  const qualified = { type: 'sprocket', table: `${other}.widgets`, attributes: { lable: { schema: Type.String() } } }
+  await assertMissing(t, [widget, elsewhere, qualified], [
+    { table: 'widgets', column: undefined, neededBy: [{ resource: 'widget', field: undefined }] },
+    { table: `nosuch_${suffix}.gadgets`, column: undefined, neededBy: [{ resource: 'gadget', field: undefined }] },
+    { table: `${other}.widgets`, column: 'lable', neededBy: [{ resource: 'sprocket', field: 'lable' }] },
+  ], [
+    "no table or view 'widgets' (resource 'widget')",
+    `no table or view 'nosuch_${suffix}.gadgets' (resource 'gadget')`,
+    `no column 'lable' in '${other}.widgets' (resource 'sprocket', field 'lable')`,
+  ])
+})
+
+t.test('table and column names are matched exactly, as the quoted identifiers of the queries are', async (t) => {
+  const resources = declarations()
+  resources[0].attributes.name.column = 'Name'
+  resources[2].table = 'Groups'
+  await assertMissing(t, resources, [
+    { table: 'users', column: 'Name', neededBy: [{ resource: 'person', field: 'name' }] },
+    { table: 'Groups', column: undefined, neededBy: [{ resource: 'team', field: undefined }] },
+  ], [
+    "no column 'Name' in 'users' (resource 'person', field 'name')",
+    "no table or view 'Groups' (resource 'team')",
+  ])
+})
+
+t.test('the check is off by default', async (t) => {
+  const resources = declarations()
+  resources[1].table = 'computrs'
+  counter.reset()
+  const app = await ready(resources, { db })
+  t.equal(counter.count, 0, 'no query at ready')
+  await app.close()
+})
+
+t.test('a custom repository without db is not checked; with db it is', async (t) => {
+  const resources = declarations()
+  resources[1].table = 'computrs'
+  counter.reset()
+  const app = await ready(resources, { repository: new KyselyRepository(db), checkDatabaseSchema: true })
+  t.equal(counter.count, 0, 'no query at ready')
+  await app.close()
+  await assertMissing(t, resources, [
+    { table: 'computrs', column: undefined, neededBy: [{ resource: 'machine', field: undefined }, { resource: 'person', field: 'machines' }] },
+  ], ["no table or view 'computrs' (resource 'machine'; resource 'person', field 'machines')"])
+  const both = Fastify()
+  await both.register(jsonApi, { db, repository: new KyselyRepository(db), resources: resources as AnyResourceDeclaration[], checkDatabaseSchema: true })
+  await t.rejects(async () => { await both.ready() }, DatabaseSchemaError, 'a repository and db: checked through db')
+  await both.close()
+})
+
+t.test('the example app fails to become ready on a database without its tables', async (t) => {
+  const empty = `fja_empty_${suffix}`
+  await sql`create schema ${sql.id(empty)}`.execute(db)
+  t.teardown(async () => { await sql`drop schema ${sql.id(empty)} cascade`.execute(db) })
+  // A connection of its own, whose search_path is the empty schema only.
+  await db.connection().execute(async (connection) => {
+    await sql`set search_path to ${sql.id(empty)}`.execute(connection)
+    try {
+      const app = await buildApp({ db: connection })
+      const error = await app.ready().then(() => undefined, (thrown: unknown) => thrown)
+      t.ok(error instanceof DatabaseSchemaError, 'a DatabaseSchemaError')
+      t.equal((error as DatabaseSchemaError).missing.length, 11, 'one missing table per table of the example, columns not listed')
+      t.ok((error as DatabaseSchemaError).missing.every((item) => item.column === undefined))
+      t.match((error as Error).message, `(search path: ${empty}):`)
+      await app.close()
+    } finally {
+      await sql`reset search_path`.execute(connection)
+    }
+  })
+})
