@@ -45,23 +45,26 @@ function checkOptionKeys (options: JsonApiOptions): void {
   }
 }
 
-function positiveInteger (name: string, value: number | undefined, fallback: number): number {
+/** An integer option of at least `minimum` (1 by default), or its fallback when it is not given. */
+function integerOption (name: string, value: number | undefined, fallback: number, minimum = 1): number {
   if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) throw new JsonApiOptionsError(`\`${name}\` must be a positive integer`)
+  if (!Number.isInteger(value) || value < minimum) {
+    throw new JsonApiOptionsError(`\`${name}\` must be a ${minimum === 1 ? 'positive' : 'non-negative'} integer`)
+  }
   return value
 }
 
 function resolveLimits (options: JsonApiOptions): QueryLimits {
-  const maxPageSize = positiveInteger('pagination.maxSize', options.pagination?.maxSize, 1000)
-  const defaultPageSize = positiveInteger('pagination.defaultSize', options.pagination?.defaultSize, 30)
+  const maxPageSize = integerOption('pagination.maxSize', options.pagination?.maxSize, 1000)
+  const defaultPageSize = integerOption('pagination.defaultSize', options.pagination?.defaultSize, 30)
   if (defaultPageSize > maxPageSize) throw new JsonApiOptionsError('`pagination.defaultSize` must not exceed `pagination.maxSize`')
   const unpaged = options.pagination?.unpaged ?? 'allowed'
   if (!['allowed', 'forbidden', 'capped'].includes(unpaged)) {
     throw new JsonApiOptionsError("`pagination.unpaged` must be 'allowed', 'forbidden' or 'capped'")
   }
   // `include.maxDepth` and the older `maxIncludeDepth` name the same limit: either may be given, or both alike.
-  const legacyDepth = positiveInteger('maxIncludeDepth', options.maxIncludeDepth, 3)
-  const maxIncludeDepth = positiveInteger('include.maxDepth', options.include?.maxDepth, legacyDepth)
+  const legacyDepth = integerOption('maxIncludeDepth', options.maxIncludeDepth, 3)
+  const maxIncludeDepth = integerOption('include.maxDepth', options.include?.maxDepth, legacyDepth)
   if (options.maxIncludeDepth !== undefined && maxIncludeDepth !== legacyDepth) {
     throw new JsonApiOptionsError('`include.maxDepth` and `maxIncludeDepth` are the same limit: give one of them')
   }
@@ -70,29 +73,23 @@ function resolveLimits (options: JsonApiOptions): QueryLimits {
     maxPageSize,
     unpaged,
     maxIncludeDepth,
-    maxIncludePaths: positiveInteger('include.maxPaths', options.include?.maxPaths, 10),
+    maxIncludePaths: integerOption('include.maxPaths', options.include?.maxPaths, 10),
     sort: Object.freeze({
-      maxKeys: positiveInteger('sort.maxKeys', options.sort?.maxKeys, 10),
-      maxDepth: positiveInteger('sort.maxDepth', options.sort?.maxDepth, 3),
+      maxKeys: integerOption('sort.maxKeys', options.sort?.maxKeys, 10),
+      maxDepth: integerOption('sort.maxDepth', options.sort?.maxDepth, 3),
     }),
     filter: Object.freeze({
-      maxDepth: positiveInteger('filter.maxDepth', options.filter?.maxDepth, 8),
-      maxNodes: positiveInteger('filter.maxNodes', options.filter?.maxNodes, 200),
+      maxDepth: integerOption('filter.maxDepth', options.filter?.maxDepth, 8),
+      maxNodes: integerOption('filter.maxNodes', options.filter?.maxNodes, 200),
     }),
   })
-}
-
-function nonNegativeInteger (name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 0) throw new JsonApiOptionsError(`\`${name}\` must be a non-negative integer`)
-  return value
 }
 
 function resolveDatabase (options: JsonApiOptions): DatabaseSettings {
   const database = options.database ?? {}
   return Object.freeze({
-    retries: nonNegativeInteger('database.retries', database.retries, 3),
-    retryAfter: nonNegativeInteger('database.retryAfter', database.retryAfter, 1),
+    retries: integerOption('database.retries', database.retries, 3, 0),
+    retryAfter: integerOption('database.retryAfter', database.retryAfter, 1, 0),
   })
 }
 
@@ -111,7 +108,7 @@ function resolveOperations (options: JsonApiOptions): OperationsSettings | undef
   if (typeof path !== 'string' || !/^\/[A-Za-z0-9_\-./]*$/.test(path) || path.includes(':')) {
     throw new JsonApiOptionsError('`operations.path` must be a path starting with `/`')
   }
-  return Object.freeze({ path, maxOperations: positiveInteger('operations.maxOperations', operations.maxOperations, 100) })
+  return Object.freeze({ path, maxOperations: integerOption('operations.maxOperations', operations.maxOperations, 100) })
 }
 
 const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin (fastify: FastifyInstance, options: JsonApiOptions) {

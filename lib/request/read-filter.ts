@@ -9,8 +9,6 @@ import {
   type FieldCompareNode, type FilterNode,
 } from '../query/filter-nodes.js'
 
-const INT4_MAX = 2147483647
-
 /** How large a filter may be. */
 export interface FilterLimits {
   /**
@@ -274,12 +272,7 @@ class FilterReader {
   /** Checks (and converts, from a string) a value to the attribute's type. */
   #coerce (attribute: ResolvedAttribute, value: unknown, at: string): unknown {
     if (value === null) throw this.#fail(at, `null is not a value of '${attribute.name}' here`)
-    const checked = this.#checkValue(attribute.valueSchema, value, at, `'${attribute.name}' (${attribute.valueKind})`)
-    // An integer id is a PostgreSQL `integer`: a value outside its range is no id of the type.
-    if (attribute.name === 'id' && attribute.valueKind === 'integer' && typeof checked === 'number' && Math.abs(checked) > INT4_MAX) {
-      throw this.#fail(at, `${show(value)} is not a valid value for 'id' (an integer id is at most ${INT4_MAX})`)
-    }
-    return checked
+    return this.#checkValue(attribute.valueSchema, value, at, `'${attribute.name}' (${attribute.valueKind})`)
   }
 
   #checkValue (schema: TSchema, value: unknown, at: string, what: string): unknown {

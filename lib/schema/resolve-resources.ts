@@ -92,7 +92,9 @@ const ID_KINDS: readonly IdKind[] = ['integer', 'bigint', 'uuid', 'text']
 
 /** The schema of the `id` pseudo-attribute (filters, sort) of each id kind. */
 const ID_SCHEMAS: Record<IdKind, () => TSchema> = {
-  integer: () => Type.Integer(),
+  // PostgreSQL `integer`: a filter value outside its range can be no id (a 400 where it was written, not the
+  // database's out-of-range error).
+  integer: () => Type.Integer({ minimum: -2147483648, maximum: 2147483647 }),
   bigint: () => Type.String({ format: 'int64' }),
   uuid: () => Type.String({ format: 'uuid' }),
   text: () => Type.String(),
@@ -295,7 +297,8 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
     derived,
     format,
     valueKind,
-    valueSchema: bareSchema(core, valueKind),
+    // An attribute's own limits are input rules, not what a filter may compare with; an id's are its column's.
+    valueSchema: isId ? core : bareSchema(core, valueKind),
     operators,
     selects: Object.freeze(derived === undefined ? [column as string] : derived.columns.map((c) => checkIdentifier(type, name, c))),
   })
