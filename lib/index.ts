@@ -4,13 +4,18 @@ export { jsonApi, JsonApiOptionsError } from './plugin.js'
 export type {
   DatabaseOptions, FilterOptions, IncludeOptions, JsonApiOptions, OpenApiOptions, OperationsOptions, PaginationOptions, SortOptions,
 } from './options.js'
-export { defineOperator, defineResource, defineResourceFor } from './schema/declaration.js'
+export { defineOperator, defineOperatorFor, defineResource, defineResourceFor, defineResources } from './schema/declaration.js'
 export type {
   AnyResourceDeclaration,
   AttributeDeclaration,
   AttributeDeclarations,
+  CheckedDeclaration,
+  Declared,
   ClientIdPolicy,
   DerivedAttribute,
+  DerivedRow,
+  UnknownKey,
+  RegisteredResources,
   FilterOperator,
   FilterOperatorContext,
   IdDeclaration,
@@ -28,6 +33,7 @@ export type {
 export type {
   AttributeValues, ExistingResourceEvent, HookEvent, JsonApiContext, LinkChange, RelationshipIds, ResourceHooks, StoredResource, WriteInput,
 } from './schema/hooks.js'
+export type { CreateAttributes, RelationshipNames, ResourceAttributes, UpdateAttributes } from './schema/resource-types.js'
 export type { ConditionName, ConditionValue, FilterBuilder, RelatedId } from './query/filter-builder.js'
 export { transformFilter } from './query/transform-filter.js'
 export type { FilterTransformer } from './query/transform-filter.js'
@@ -53,8 +59,6 @@ export type {
 export { andNode, compareNode, constantNode, existsNode, notNode, orNode, printFilter } from './query/filter-nodes.js'
 export { swaggerOptions } from './openapi/swagger-options.js'
 export type { OpenApiDocumentOptions, SwaggerPluginOptions } from './openapi/swagger-options.js'
-export { createEmbeddedDatabase } from './database/embedded-database.js'
-export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from './database/embedded-database.js'
 export { createPostgresDatabase } from './database/postgres-database.js'
 export type { PostgresDatabase, PostgresDatabaseOptions } from './database/postgres-database.js'
 

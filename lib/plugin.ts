@@ -204,7 +204,8 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
  * @example
  * ```ts
  * import Fastify from 'fastify'
- * import { jsonApi, createEmbeddedDatabase } from 'fastify-jsonapi'
+ * import { jsonApi } from 'fastify-jsonapi'
+ * import { createEmbeddedDatabase } from 'fastify-jsonapi/embedded'
  * import { user, computer } from './resources.js'
  *
  * const app = Fastify()

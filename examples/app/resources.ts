@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
-import { defineOperator, defineResource, defineResourceFor, JsonApiError, type Row, type WriteInput } from '../../lib/index.js'
+import { defineOperator, defineResource, defineResourceFor, defineResources, JsonApiError, type Row, type WriteInput } from '../../lib/index.js'
 
 /**
  * The context of a request of the example app (see `context.ts`): the acting user named by `X-User-Id`, or none for
@@ -326,8 +326,11 @@ export const photo = defineResource({
   },
 })
 
-/** Every resource type of the example application, in the order they are registered. */
-export const resources = [
+/**
+ * Every resource type of the example application, in the order they are registered. `defineResources` checks at
+ * compile time that every relationship points at one of them.
+ */
+export const resources = defineResources([
   user,
   computer,
   userBio,
@@ -339,4 +342,4 @@ export const resources = [
   parentToChildAssociation,
   photo,
   note,
-]
+])

@@ -11,7 +11,7 @@
  * The tenant comes from the request's context (see `app.ts`).
  */
 import { Type } from '@sinclair/typebox'
-import { defineResourceFor } from '../../lib/index.js'
+import { defineResourceFor, defineResources } from '../../lib/index.js'
 
 /** The context of a request of this service: the tenant named by the `X-Tenant` header. */
 export interface TenantContext {
@@ -107,4 +107,4 @@ export const task = define({
 })
 
 /** Every resource type of the multi-tenant example, in the order they are registered. */
-export const resources = [project, member, label, task]
+export const resources = defineResources([project, member, label, task])

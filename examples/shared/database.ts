@@ -7,7 +7,8 @@
  * runs at most `STATEMENT_TIMEOUT` ms (default 10000; `0` turns it off) — past either, the request is a 503.
  */
 import type { Kysely, KyselyConfig } from 'kysely'
-import { createEmbeddedDatabase, createPostgresDatabase } from '../../lib/index.js'
+import { createPostgresDatabase } from '../../lib/index.js'
+import { createEmbeddedDatabase } from '../../lib/embedded.js'
 
 /** An open database: the Kysely instance and a function that closes it (and PGlite, when embedded). */
 export interface OpenDatabase {

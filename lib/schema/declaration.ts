@@ -93,17 +93,34 @@ export interface RouteSelection {
  * }
  * ```
  */
-export interface DerivedAttribute {
+export interface DerivedAttribute<Column extends string = string, Value = unknown> {
   /** The columns the computation reads; they are selected whenever the attribute is. */
-  readonly columns: readonly string[]
-  /** Computes the wire value from the selected columns (raw database values). */
-  readonly compute: (row: Row) => unknown
+  readonly columns: readonly Column[]
+  /**
+   * Computes the wire value from the selected columns, as the database driver returns them (a `timestamptz` is a
+   * `Date`, a `bigint` or `numeric` a string with `pg`), hence `unknown`. Inside `defineResource` the result must be
+   * of the attribute's type (`Static` of its schema). A function written apart can take a {@link DerivedRow} of the
+   * columns it reads.
+   */
+  readonly compute: (row: string extends Column ? Row : DerivedRow<Column>) => Value
 }
 
+/**
+ * What `derived.compute` receives: the listed columns, as the database driver returns them.
+ *
+ * @example
+ * ```ts
+ * function displayName (row: DerivedRow<'first_name' | 'last_name'>): string {
+ *   return [row.first_name, row.last_name].filter((part) => typeof part === 'string').join(' ')
+ * }
+ * ```
+ */
+export type DerivedRow<Column extends string = string> = { readonly [K in Column]?: unknown }
+
 /** What a custom filter operator receives to build its SQL condition. */
-export interface FilterOperatorContext<V> {
-  /** The attribute's column, qualified with the alias of its table in the query. */
-  readonly column: Expression<any>
+export interface FilterOperatorContext<V, T = any> {
+  /** The attribute's column, qualified with the alias of its table in the query; `T` is the attribute's wire type. */
+  readonly column: Expression<T>
   /** The filter's `val`, already checked against the operator's schema. */
   readonly value: V
   /** A Kysely expression builder (not bound to the query: build expressions with it, do not run queries). */
@@ -127,18 +144,46 @@ export interface FilterOperatorContext<V> {
  * })
  * ```
  */
-export interface FilterOperator<S extends TSchema = TSchema> {
+export interface FilterOperator<S extends TSchema = TSchema, T = any> {
   /** The `op` of the filter: lowercase letters, digits and `_`. */
   readonly name: string
   /** The TypeBox schema of `val`; a value that does not match is a 400 pointing into the filter. */
   readonly schema: S
   /** Builds the SQL condition (a boolean expression) from the column and the value. */
-  readonly apply: (context: FilterOperatorContext<Static<S>>) => Expression<SqlBool>
+  readonly apply: (context: FilterOperatorContext<Static<S>, T>) => Expression<SqlBool>
 }
 
-/** Declares a custom filter operator; an identity function that types `apply`'s value from the schema. */
+/**
+ * Declares a custom filter operator; an identity function that types `apply`'s value from the schema. Its `column`
+ * is `Expression<any>`: the operator fits any attribute. {@link defineOperatorFor} declares one for attributes of one
+ * type only.
+ */
 export function defineOperator<S extends TSchema> (operator: FilterOperator<S>): FilterOperator<S> {
   return operator
+}
+
+/**
+ * `defineOperator` for attributes whose wire type is `T`: `apply` receives an `Expression<T>`, and listing the
+ * operator on an attribute of another type is a compile error.
+ *
+ * @example
+ * ```ts
+ * import { Type } from '@sinclair/typebox'
+ * import { sql } from 'kysely'
+ * import { defineOperatorFor } from 'fastify-jsonapi'
+ *
+ * // filter=[{"name":"words","op":"overlaps","val":["red","blue"]}] on a text[] column
+ * export const overlaps = defineOperatorFor<string[]>()({
+ *   name: 'overlaps',
+ *   schema: Type.Array(Type.String()),
+ *   apply: ({ column, value }) => sql<boolean>`${column} && ${value}::text[]`,
+ * })
+ * ```
+ */
+export function defineOperatorFor<T> () {
+  return function defineTypedOperator<S extends TSchema> (operator: FilterOperator<S, T>): FilterOperator<S, T> {
+    return operator
+  }
 }
 
 /**
@@ -276,7 +321,7 @@ export type RelationshipDeclarations = Readonly<Record<string, RelationshipDecla
 
 /**
  * The declaration of one resource type. `A` and `R` are its attributes and relationships as declared (they type the
- * hooks), `C` the request context its hooks receive.
+ * hooks), `C` the request context its hooks receive, `T` its type name.
  *
  * @example
  * ```ts
@@ -297,9 +342,10 @@ export interface ResourceDeclaration<
   A extends AttributeDeclarations = AttributeDeclarations,
   R extends RelationshipDeclarations = RelationshipDeclarations,
   C = any,
+  T extends string = string,
 > {
   /** The JSON:API type name (`data.type`). */
-  readonly type: string
+  readonly type: T
   /** The collection path, e.g. `/users`. Defaults to `/<type>`. */
   readonly path?: string
   /** The table (optionally `schema.table`). Defaults to the type name. */
@@ -347,8 +393,60 @@ export interface ResourceDeclaration<
    */
   // NoInfer: the attributes and relationships are inferred from their own members only, never from the hooks' types
   // (hooks shared by several types, typed for what they need, must not narrow the declaration).
-  readonly hooks?: ResourceHooks<NoInfer<A>, NoInfer<R>, C>
+  readonly hooks?: ResourceHooks<NoInfer<Declared<A>>, NoInfer<R>, C>
 }
+
+/** The keys of `T` that no member of the union `Shape` has. */
+type UnknownKeys<T, Shape> = Exclude<keyof T, Shape extends unknown ? keyof Shape : never>
+
+/**
+ * What an unknown key of a declaration must be: nothing a value can be, so that `requried: true` is a compile error
+ * that names the key: `Type 'boolean' is not assignable to type 'UnknownKey<"requried", "an attribute">'`.
+ */
+export interface UnknownKey<Key extends string, Of extends string> {
+  readonly ' unknown key': Key
+  readonly ' of': Of
+}
+
+/** Types every key of `T` that `Shape` does not know as an {@link UnknownKey}. */
+type NoUnknownKeys<T, Shape, What extends string> = {
+  readonly [K in UnknownKeys<T, Shape>]: UnknownKey<K & string, What>
+}
+
+/** `derived`: known keys, and a result of the attribute's type. */
+type CheckedDerived<D, Value> = NoUnknownKeys<D, DerivedAttribute, 'derived'> & { readonly compute: (row: Row) => Value }
+
+type CheckedAttribute<D> = D extends AttributeDeclaration
+  ? NoUnknownKeys<D, AttributeDeclaration, 'an attribute'>
+    & (D extends { readonly derived: infer X } ? { readonly derived: CheckedDerived<X, Static<D['schema']>> } : unknown)
+    & (D extends { readonly operators: readonly unknown[] } ? { readonly operators: readonly FilterOperator<any, Static<D['schema']>>[] } : unknown)
+  : unknown
+
+/** The declaration a relationship's keys say it is: a foreign key, a join table, or the inverse side. */
+type RelationshipShape<D> = D extends { readonly foreignKey: unknown } ? ToOneForeignKeyDeclaration
+  : D extends { readonly through: unknown } ? ManyToManyDeclaration
+    : D extends { readonly inverse: unknown } ? InverseDeclaration
+      : RelationshipDeclaration
+
+type CheckedRelationship<D> = NoUnknownKeys<D, RelationshipShape<D>, 'a relationship'>
+  & (D extends { readonly through: infer X } ? { readonly through: NoUnknownKeys<X, ManyToManyDeclaration['through'], 'through'> } : unknown)
+
+/**
+ * What `defineResource` checks beyond the declaration's own type, which its inferred attributes and relationships
+ * would let through: unknown keys in attributes (and `derived`), relationships (and `through`), the row and result of
+ * `derived.compute`, and the column type of custom operators.
+ */
+export interface CheckedDeclaration<A, R> {
+  readonly attributes?: { readonly [K in keyof A]: CheckedAttribute<A[K]> }
+  readonly relationships?: { readonly [K in keyof R]: CheckedRelationship<R[K]> }
+}
+
+/**
+ * The attributes a declaration declares: a declaration without `attributes` infers the constraint (a record of any
+ * key), which means none. (`A` has no default in `defineResource`: TypeScript would take the inline functions'
+ * contextual types, such as `derived.compute`'s row, from the default instead of the constraint.)
+ */
+export type Declared<A> = 0 extends 1 & A ? A : string extends keyof A ? NoDeclarations : A
 
 /** No attributes, or no relationships: what a declaration without them has. */
 export type NoDeclarations = Record<never, never>
@@ -376,11 +474,13 @@ export type AnyResourceDeclaration = ResourceDeclaration<any, any, any>
  * ```
  */
 export function defineResource<
-  const A extends AttributeDeclarations = NoDeclarations,
+  const A extends AttributeDeclarations,
   const R extends RelationshipDeclarations = NoDeclarations,
   C = JsonApiContext,
-> (declaration: ResourceDeclaration<A, R, C>): ResourceDeclaration<A, R, C> {
-  return declaration
+  const T extends string = string,
+> (declaration: ResourceDeclaration<A, R, C, T> & CheckedDeclaration<NoInfer<A>, NoInfer<R>>): ResourceDeclaration<Declared<A>, R, C, T> {
+  // the same object: `Declared<A>` only renames the inferred constraint to "no attributes"
+  return declaration as unknown as ResourceDeclaration<Declared<A>, R, C, T>
 }
 
 /**
@@ -400,11 +500,42 @@ export function defineResource<
  */
 export function defineResourceFor<C> () {
   return function defineResourceWithContext<
-    const A extends AttributeDeclarations = NoDeclarations,
+    const A extends AttributeDeclarations,
     const R extends RelationshipDeclarations = NoDeclarations,
-  > (declaration: ResourceDeclaration<A, R, C>): ResourceDeclaration<A, R, C> {
-    return declaration
+    const T extends string = string,
+  > (declaration: ResourceDeclaration<A, R, C, T> & CheckedDeclaration<NoInfer<A>, NoInfer<R>>): ResourceDeclaration<Declared<A>, R, C, T> {
+    return declaration as unknown as ResourceDeclaration<Declared<A>, R, C, T>
   }
+}
+
+/** The types the relationships of a declaration point at. */
+type RelatedTypes<D> = D extends { readonly relationships?: infer R }
+  ? { [K in keyof NonNullable<R>]: NonNullable<R>[K] extends { readonly type: infer T } ? T : never }[keyof NonNullable<R>]
+  : never
+
+/**
+ * Each declaration of `R`, with the relationships that point at a type no declaration of `R` has marked: their `type`
+ * must be one of `R`'s. Declarations whose type names are plain `string`s (built at run time) are not checked here.
+ */
+export type RegisteredResources<R extends readonly AnyResourceDeclaration[]> = string extends R[number]['type']
+  ? R
+  : { readonly [I in keyof R]: [Exclude<RelatedTypes<R[I]>, R[number]['type']>] extends [never]
+      ? R[I]
+      : { readonly relationships?: { readonly [K in keyof NonNullable<R[I]['relationships']>]: { readonly type: R[number]['type'] } } } }
+
+/**
+ * The resources of one API, checked together at compile time: a relationship whose `type` is not the type of one of
+ * them is an error (`Type '"autor"' is not assignable to type '"user" | "computer"'`). The plugin checks the same at
+ * registration whatever the declarations' types; this moves the mistake to the editor. Returns its argument.
+ *
+ * @example
+ * ```ts
+ * export const resources = defineResources([user, computer])
+ * await app.register(jsonApi, { db, resources })
+ * ```
+ */
+export function defineResources<const R extends readonly AnyResourceDeclaration[]> (resources: R & RegisteredResources<NoInfer<R>>): R {
+  return resources
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import pg from 'pg'
-import { createEmbeddedDatabase } from '../../lib/index.js'
+import { createEmbeddedDatabase } from '../../lib/embedded.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 
 /** Counts the SQL statements Kysely runs, to assert that reads issue a fixed number of queries. */

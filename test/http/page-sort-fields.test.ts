@@ -18,7 +18,7 @@ await db.insertInto('users').values([
 await db.insertInto('computers').values(Array.from({ length: 7 }, (_, index) => ({ serial: `S${index + 1}`, owner_id: (index % 3) + 1 }))).execute()
 
 /** An app over the example tables with other options or declarations. */
-async function appWith (options: Partial<JsonApiOptions>, declarations = resources) {
+async function appWith (options: Partial<JsonApiOptions>, declarations: JsonApiOptions['resources'] = resources) {
   const app = await documentedFastify()
   await app.register(jsonApi, { db, resources: declarations, ...options })
   await app.ready()
