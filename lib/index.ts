@@ -40,18 +40,21 @@ export type { FilterTransformer } from './query/transform-filter.js'
 export type { JsonApiAction, JsonApiRouteConfig } from './routes/route-config.js'
 export { ResourceConfigError } from './schema/resolve-resources.js'
 export { JsonApiError } from './errors/json-api-error.js'
-export type { ErrorObject, ErrorSource, JsonApiErrorInit } from './errors/json-api-error.js'
+export type { ErrorLinks, ErrorObject, ErrorSource, JsonApiErrorInit } from './errors/json-api-error.js'
 export { ERROR_CODES } from './errors/error-codes.js'
 export type { ErrorCode } from './errors/error-codes.js'
 export type {
-  ColumnValues, IncludeLayer, LinkTargets, PageWindow, QueryLayer, RelatedRow, Repository, RequiredRow, StorageErrorKind, WriteTarget,
+  ColumnValues, IncludeLayer, KeysetBound, KeysetPage, KeysetWindow, LinkTargets, PageWindow, QueryLayer, RelatedRow, Repository, RequiredRow,
+  StorageErrorKind, WriteTarget,
 } from './repository/repository.js'
 export { StorageError } from './repository/repository.js'
 export { KyselyRepository } from './repository/kysely/kysely-repository.js'
 export { DatabaseSchemaError } from './repository/kysely/check-database-schema.js'
 export type { MissingDatabaseObject, SchemaNeed } from './repository/kysely/check-database-schema.js'
 export type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, RelationshipStorage } from './schema/resolved.js'
-export type { IncludeNode, PageNode, QueryTree, SortNode, SortStep } from './query/query-tree.js'
+export type { CursorPosition, CursorWindow, IncludeNode, PageNode, QueryTree, SortNode, SortStep } from './query/query-tree.js'
+export { keysetKeys } from './query/query-tree.js'
+export { CURSOR_PAGINATION_PROFILE } from './query/cursors.js'
 export type {
   AndNode, BuiltinOperator, CompareNode, ConstantNode, CustomNode, ExistsNode, FieldCompareNode, FilterNode, FilterNodeKind, LinkedToNode,
   NotNode, OrNode, ReferencesNode,

@@ -83,6 +83,13 @@ export interface PaginationOptions {
    * page of the maximum size.
    */
   readonly unpaged?: 'allowed' | 'forbidden' | 'capped'
+  /**
+   * The secret that signs the cursors of cursor pagination (HMAC-SHA256): a string or bytes of at least 32 bytes, or
+   * a list of them (the first signs new cursors, every one is accepted: rotate by putting the new secret first). By
+   * default a random key of the process (of this registration): cursors then stop working when the process restarts,
+   * and one instance refuses the cursors of another. Give every instance of an application the same secret.
+   */
+  readonly cursorSecret?: string | Uint8Array | ReadonlyArray<string | Uint8Array>
 }
 
 /** The atomic operations endpoint. */
@@ -162,7 +169,7 @@ export const OPTION_KEYS = {
   ]),
   /** What Fastify's `register(plugin, options)` reads itself and leaves in the plugin's options. */
   fastify: keyList<RegisterOptions>()(['prefix', 'logLevel', 'logSerializers']),
-  pagination: keyList<PaginationOptions>()(['defaultSize', 'maxSize', 'unpaged']),
+  pagination: keyList<PaginationOptions>()(['defaultSize', 'maxSize', 'unpaged', 'cursorSecret']),
   include: keyList<IncludeOptions>()(['maxDepth', 'maxPaths']),
   sort: keyList<SortOptions>()(['maxKeys', 'maxDepth']),
   filter: keyList<FilterOptions>()(['maxDepth', 'maxNodes']),

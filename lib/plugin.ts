@@ -14,6 +14,8 @@ import { registerOperationsRoute, type OperationsSettings } from './routes/opera
 import type { QueryLimits } from './request/read-query.js'
 import type { DatabaseSettings } from './service/resource-service.js'
 import { RouteDocs } from './openapi/route-schemas.js'
+import { CursorCodec, MIN_SECRET_BYTES, type CursorSecret } from './query/cursors.js'
+import { entityTag, noneMatch } from './routes/conditional.js'
 
 /** An invalid plugin option; thrown at registration. */
 export class JsonApiOptionsError extends Error {
@@ -85,6 +87,22 @@ function resolveLimits (options: JsonApiOptions): QueryLimits {
   })
 }
 
+/**
+ * The cursor codec: signed with `pagination.cursorSecret` (the first of a list signs, every one verifies), or with a
+ * random key of this process when none is given.
+ */
+function resolveCursors (options: JsonApiOptions): CursorCodec {
+  const given = options.pagination?.cursorSecret
+  if (given === undefined) return new CursorCodec()
+  const secrets: readonly unknown[] = Array.isArray(given) ? given : [given]
+  const valid = (secret: unknown): secret is CursorSecret => (typeof secret === 'string' && Buffer.byteLength(secret, 'utf8') >= MIN_SECRET_BYTES) ||
+    (secret instanceof Uint8Array && secret.byteLength >= MIN_SECRET_BYTES)
+  if (secrets.length === 0 || !secrets.every(valid)) {
+    throw new JsonApiOptionsError(`\`pagination.cursorSecret\` must be a secret of at least ${MIN_SECRET_BYTES} bytes (a string or bytes), or a non-empty list of them`)
+  }
+  return new CursorCodec(secrets)
+}
+
 function resolveDatabase (options: JsonApiOptions): DatabaseSettings {
   const database = options.database ?? {}
   return Object.freeze({
@@ -143,6 +161,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     contextOf: options.context,
     docs,
     database,
+    cursors: resolveCursors(options),
   })
 
   // Opt-in: at ready, the tables and columns the declarations name must exist (a custom repository without `db` has
@@ -168,6 +187,17 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     const type = reply.getHeader('content-type')
     if (typeof type === 'string' && type.startsWith(JSONAPI_MEDIA_TYPE)) reply.header('content-type', type.replace(/;\s*charset=utf-8$/i, ''))
     if (closing && request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
+    // Conditional GET: every 200 carries the ETag of its bytes; If-None-Match holding it makes it a 304 without a
+    // body. (A streamed collection, `page[size]=0`, has no bytes to hash before it is sent: no ETag.)
+    if ((request.method === 'GET' || request.method === 'HEAD') && reply.statusCode === 200 && typeof payload === 'string') {
+      const tag = entityTag(payload)
+      reply.header('etag', tag)
+      if (noneMatch(request.headers['if-none-match'], tag)) {
+        reply.code(304)
+        done(null, '')
+        return
+      }
+    }
     done(null, payload)
   })
   // Both JSON media types read an empty body as no body (a DELETE may carry a Content-Type and nothing else); a

@@ -1,7 +1,8 @@
 import type { QueryTree } from '../query/query-tree.js'
-import type { ResultSet } from '../service/result-set.js'
+import type { CursorCodec } from '../query/cursors.js'
+import type { CursorResult, ResultSet } from '../service/result-set.js'
 import { ResourceWriter } from './resource-object.js'
-import { paginationLinks } from './pagination-links.js'
+import { cursorPaginationLinks, paginationLinks } from './pagination-links.js'
 
 /** The `jsonapi` member of every document. */
 export const JSONAPI_OBJECT = Object.freeze({ version: '1.0' })
@@ -32,9 +33,44 @@ export function singleDocument (result: ResultSet, query: QueryTree, location: R
   return document
 }
 
-/** A collection document: `data`, `included`, `links` with pagination, `meta.count`. */
-export function collectionDocument (result: ResultSet, query: QueryTree, location: RequestLocation): Record<string, unknown> {
+/**
+ * What a cursor page adds to its document (the cursor pagination profile): the cursor of each item
+ * (`meta.page.cursor`), the pagination links with cursors, and `meta.page` (`total`, the count, when counted;
+ * `rangeTruncated` when a range held more rows than the page).
+ */
+function cursorParts (result: ResultSet & { cursor: CursorResult }, query: QueryTree, location: RequestLocation, codec: CursorCodec | undefined) {
+  if (codec === undefined) throw new Error('fastify-jsonapi: a cursor page needs the cursor codec to be written')
+  const context = (query.page.cursor as { context: string }).context
+  const cursors = result.cursor.positions.map((position) => codec.encode(position, context))
+  // `prev` and `next` are mostly the positions of the first and last items: their cursors are signed once.
+  const encoded = new Map(result.cursor.positions.map((position, index) => [position, cursors[index]]))
+  const page: Record<string, unknown> = {}
+  if (result.count !== undefined) page.total = result.count
+  if (result.cursor.rangeTruncated) page.rangeTruncated = true
+  return {
+    itemMeta: (index: number) => ({ page: { cursor: cursors[index] } }),
+    links: cursorPaginationLinks(location, result.cursor, (position) => encoded.get(position) ?? codec.encode(position, context)),
+    meta: { ...(result.count === undefined ? {} : { count: result.count }), ...(Object.keys(page).length === 0 ? {} : { page }) },
+  }
+}
+
+/**
+ * A collection document: `data`, `included`, `links` with pagination, `meta.count`; for a cursor page (which `codec`
+ * writes the cursors of) also the cursors (see {@link cursorParts}).
+ */
+export function collectionDocument (result: ResultSet, query: QueryTree, location: RequestLocation, codec?: CursorCodec): Record<string, unknown> {
   const writer = new ResourceWriter(location.baseUrl, query, result)
+  if (result.cursor !== undefined) {
+    const parts = cursorParts(result as ResultSet & { cursor: CursorResult }, query, location, codec)
+    const document: Record<string, unknown> = {
+      data: result.primary.map((item, index) => ({ ...writer.write(item), meta: parts.itemMeta(index) })),
+      links: parts.links,
+      jsonapi: JSONAPI_OBJECT,
+    }
+    if (Object.keys(parts.meta).length > 0) document.meta = parts.meta
+    if (result.included.length > 0) document.included = result.included.map((item) => writer.write(item))
+    return document
+  }
   const document: Record<string, unknown> = {
     data: result.primary.map((item) => writer.write(item)),
     links: paginationLinks(location, query.page, result),
@@ -55,7 +91,18 @@ export function linkageData (targetType: string, toMany: boolean, ids: readonly 
  * A relationship document (`GET /<type>/<id>/relationships/<name>`): linkage in `data`, `links.self` and
  * `links.related`, and for a to-many the pagination links and `meta.count`.
  */
-export function linkageDocument (result: ResultSet, toMany: boolean, targetType: string, query: QueryTree, location: RequestLocation, related: string): Record<string, unknown> {
+export function linkageDocument (result: ResultSet, toMany: boolean, targetType: string, query: QueryTree, location: RequestLocation, related: string, codec?: CursorCodec): Record<string, unknown> {
+  if (toMany && result.cursor !== undefined) {
+    // A cursor page of linkage: each identifier carries its cursor.
+    const parts = cursorParts(result as ResultSet & { cursor: CursorResult }, query, location, codec)
+    const document: Record<string, unknown> = {
+      links: { ...parts.links, related: `${location.baseUrl}${related}` },
+      data: result.primary.map((item, index) => ({ type: targetType, id: item.id, meta: parts.itemMeta(index) })),
+      jsonapi: JSONAPI_OBJECT,
+    }
+    if (Object.keys(parts.meta).length > 0) document.meta = parts.meta
+    return document
+  }
   const links = toMany ? paginationLinks(location, query.page, result) : { self: `${location.baseUrl}${location.path}` }
   const document: Record<string, unknown> = {
     links: { ...links, related: `${location.baseUrl}${related}` },

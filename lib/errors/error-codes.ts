@@ -1,4 +1,4 @@
-import { JsonApiError, type ErrorSource, type JsonApiErrorInit } from './json-api-error.js'
+import { JsonApiError, type ErrorLinks, type ErrorSource, type JsonApiErrorInit } from './json-api-error.js'
 
 /**
  * Every error the library itself answers with, by stable code. `docs/errors.md` documents each one; a test keeps
@@ -9,6 +9,9 @@ export const ERROR_CODES = {
   FJA_INVALID_DOCUMENT: { status: 400, title: 'Invalid document' },
   FJA_INVALID_QUERY_PARAMETER: { status: 400, title: 'Invalid query parameter' },
   FJA_INVALID_VALUE: { status: 400, title: 'Invalid value' },
+  FJA_INVALID_CURSOR: { status: 400, title: 'Invalid cursor' },
+  FJA_MAX_PAGE_SIZE_EXCEEDED: { status: 400, title: 'Page size too large' },
+  FJA_UNSUPPORTED_SORT: { status: 400, title: 'Sort not supported by cursor pagination' },
   FJA_CLIENT_ID_FORBIDDEN: { status: 403, title: 'Client-generated id not allowed' },
   FJA_TO_ONE_MEMBERS: { status: 403, title: 'Not a to-many relationship' },
   FJA_READ_ONLY_RELATIONSHIP: { status: 403, title: 'Read-only relationship' },
@@ -17,6 +20,9 @@ export const ERROR_CODES = {
   FJA_ROUTE_NOT_FOUND: { status: 404, title: 'Route not found' },
   FJA_METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   FJA_NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
+  FJA_PRECONDITION_FAILED: { status: 412, title: 'Precondition failed' },
+  FJA_PRECONDITION_REQUIRED: { status: 428, title: 'Precondition required' },
+  FJA_INVALID_HEADER: { status: 400, title: 'Invalid header' },
   FJA_TYPE_CONFLICT: { status: 409, title: 'Type conflict' },
   FJA_ID_CONFLICT: { status: 409, title: 'Id conflict' },
   FJA_UNIQUE_VIOLATION: { status: 409, title: 'Conflict with an existing resource' },
@@ -47,6 +53,7 @@ export interface ErrorDetails {
   readonly detail?: string
   readonly source?: ErrorSource
   readonly meta?: Readonly<Record<string, unknown>>
+  readonly links?: ErrorLinks
   readonly headers?: Readonly<Record<string, string>>
 }
 

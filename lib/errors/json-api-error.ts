@@ -8,6 +8,14 @@ export interface ErrorSource {
   readonly header?: string
 }
 
+/** The links of an error object (JSON:API 1.1): `about` this occurrence, and the `type` of error it is. */
+export interface ErrorLinks {
+  /** A link to details about this occurrence of the problem. */
+  readonly about?: string
+  /** A link that identifies the type of error (e.g. a profile's error type). */
+  readonly type?: string
+}
+
 /** What a {@link JsonApiError} is made from. */
 export interface JsonApiErrorInit {
   /** HTTP status code (400–599). */
@@ -21,12 +29,15 @@ export interface JsonApiErrorInit {
   readonly source?: ErrorSource
   /** Non-standard information for the client. */
   readonly meta?: Readonly<Record<string, unknown>>
+  /** `about` and `type` links. */
+  readonly links?: ErrorLinks
   /** Extra response headers (e.g. `Allow` for a 405). */
   readonly headers?: Readonly<Record<string, string>>
 }
 
 /** One JSON:API error object as rendered in the `errors` array. */
 export interface ErrorObject {
+  readonly links?: ErrorLinks
   readonly status: string
   readonly code: string
   readonly title: string
@@ -104,6 +115,7 @@ export class JsonApiError extends Error {
 function toErrorObject (init: JsonApiErrorInit): ErrorObject {
   const status = init.status
   const object: { -readonly [K in keyof ErrorObject]: ErrorObject[K] } = {
+    ...(init.links === undefined ? {} : { links: init.links }),
     status: String(status),
     code: init.code ?? `FJA_ERROR_${status}`,
     title: init.title ?? reasonPhrase(status),

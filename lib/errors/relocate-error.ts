@@ -14,6 +14,7 @@ export function relocateError (
     const { source, meta } = relocate(item)
     const merged = meta === undefined ? item.meta : { ...(item.meta ?? {}), ...meta }
     return {
+      ...(item.links === undefined ? {} : { links: item.links }),
       status: Number(item.status),
       code: item.code,
       title: item.title,

@@ -98,6 +98,11 @@ export class OpenApiComponents {
       additionalProperties: false,
     })
     this.#add('jsonapi.meta', { type: 'object', description: 'Non-standard information.' })
+    this.#add('jsonapi.item-meta', {
+      type: 'object',
+      description: 'Non-standard information. In a cursor page (cursor pagination profile), `page.cursor`: the cursor of this item, for `page[after]` or `page[before]`.',
+      properties: { page: { type: 'object', properties: { cursor: { type: 'string', description: 'An opaque cursor.' } } } },
+    })
     this.#add('jsonapi.error', {
       ...closed({
         id: { type: 'string' },
@@ -131,10 +136,20 @@ export class OpenApiComponents {
       next: this.ref('jsonapi.link'),
       last: this.ref('jsonapi.link'),
     }
-    const paged = '`prev` is absent on the first page, `next` on the last, `last` when the collection is not counted.'
+    const paged = 'By number: `prev` is absent on the first page, `next` on the last, `last` when the collection is not counted. ' +
+      'By cursor (cursor pagination profile): `prev` and `next` carry `page[before]` / `page[after]`, absent when no row lies in that direction; no `last`.'
     this.#add('jsonapi.pagination-links', { ...closed(pagination, ['self']), description: paged })
     this.#add('jsonapi.relationship-pagination-links', { ...closed({ ...pagination, related: this.ref('jsonapi.link') }, ['self', 'related']), description: paged })
-    this.#add('jsonapi.collection-meta', closed({ count: { type: 'integer', minimum: 0, description: 'The number of resources the filter matches, over every page.' } }))
+    this.#add('jsonapi.collection-meta', closed({
+      count: { type: 'integer', minimum: 0, description: 'The number of resources the filter matches, over every page.' },
+      page: {
+        ...closed({
+          total: { type: 'integer', minimum: 0, description: 'The same number as `count`.' },
+          rangeTruncated: { const: true, description: 'A range (`page[after]` with `page[before]`) held more rows than the page: the first ones are returned.' },
+        }),
+        description: 'Pagination metadata of a cursor page (cursor pagination profile).',
+      },
+    }))
     if (operations) this.#operations()
   }
 
@@ -159,6 +174,7 @@ export class OpenApiComponents {
         attributes: { ...closed(attributes), description: 'The attributes of the sparse fieldset (all visible ones by default).' },
         ...(resource.relationships.size === 0 ? {} : { relationships: { ...closed(relationships), description: 'Links of every relationship of the fieldset; `data` (linkage) when it was included.' } }),
         links: this.ref('jsonapi.resource-links'),
+        meta: this.ref('jsonapi.item-meta'),
       }, ['type', 'id', 'attributes', 'links']),
       description: `A \`${resource.type}\` resource object.`,
     })

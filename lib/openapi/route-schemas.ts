@@ -5,9 +5,12 @@ import type { JsonApiAction } from '../routes/route-config.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { ATOMIC_EXTENSION } from '../document/operations-document.js'
 import { BUILTIN_OPERATORS } from '../query/builtin-operators.js'
+import { CURSOR_PAGINATION_PROFILE } from '../query/cursors.js'
 import { OpenApiComponents, type JsonSchema } from './components.js'
 
 const ATOMIC_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"`
+/** The media type of a cursor page (the cursor pagination profile applied). */
+const CURSOR_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; profile="${CURSOR_PAGINATION_PROFILE}"`
 
 /** What every route of a registration is described with. */
 export interface RouteDocsSettings {
@@ -35,7 +38,9 @@ const REASONS: Readonly<Record<number, string>> = {
   409: 'The body conflicts: a type or id that does not match, a unique value that exists, rows that still refer to it.',
   413: 'The body is too large (or has too many operations).',
   415: 'The `Content-Type` is not JSON:API (or JSON), or names an unsupported extension.',
+  412: 'If-Match names none of the resource\'s current ETags (the ETag of `GET /<type>/<id>`): it changed since it was read; nothing was written.',
   422: 'A field is invalid, missing, unknown or read-only (`source.pointer` names it).',
+  428: 'The resource requires If-Match on its writes, and the request has none.',
   500: 'The server failed; nothing was written.',
 }
 
@@ -78,7 +83,7 @@ export class RouteDocs {
 
   /** The description of one route of a resource (or of a relationship of it). */
   route (action: JsonApiAction, resource: ResolvedResource, relationship?: ResolvedRelationship): DescribedRoute {
-    const schema = this.#schema(action, resource, relationship)
+    const schema = this.#conditional(action, resource, this.#schema(action, resource, relationship))
     return { schema: schema as FastifySchema, validatorCompiler: NO_VALIDATION, serializerCompiler: PLAIN_SERIALIZER }
   }
 
@@ -94,10 +99,38 @@ export class RouteDocs {
       response: {
         200: { description: 'The results, in order.', content: { [ATOMIC_MEDIA_TYPE]: { schema: c.ref('jsonapi.operation-results') }, [JSONAPI_MEDIA_TYPE]: { schema: c.ref('jsonapi.operation-results') } } },
         204: { description: 'Every operation was a removal: no content.', type: 'null' },
-        ...this.#errors([400, 403, 404, 406, 409, 413, 415, 422, 500]),
+        ...this.#errors([400, 403, 404, 406, 409, 412, 413, 415, 422, 500, ...(this.#settings.graph.resources.some((resource) => resource.requireIfMatch) ? [428] : [])]),
       },
     }
     return { schema: schema as FastifySchema, validatorCompiler: NO_VALIDATION, serializerCompiler: PLAIN_SERIALIZER }
+  }
+
+  /**
+   * Conditional requests: a read's 200 carries an `ETag` and `If-None-Match` may make it a 304; a write of an existing
+   * resource takes `If-Match` and may answer 412 (or 428 when the resource requires it).
+   */
+  #conditional (action: JsonApiAction, resource: ResolvedResource, schema: JsonSchema): JsonSchema {
+    const response = schema.response as Record<string, JsonSchema>
+    if (action === 'list' || action === 'read' || action === 'read-related' || action === 'read-relationship') {
+      const ok = response[200]
+      return {
+        ...schema,
+        headers: { type: 'object', properties: { 'if-none-match': { type: 'string', description: 'ETags of representations the client holds: a 304 when one is current.' } } },
+        response: {
+          ...response,
+          200: { ...ok, headers: { ...(ok.headers as JsonSchema | undefined), ETag: { type: 'string', description: 'The entity tag of this representation (strong: a hash of the bytes).' } } },
+          304: { description: 'Not modified: the `If-None-Match` holds the current ETag. No body.', type: 'null', headers: { ETag: { type: 'string' } } },
+        },
+      }
+    }
+    if (action === 'update' || action === 'delete' || action === 'replace-relationship' || action === 'add-relationship' || action === 'remove-relationship') {
+      return {
+        ...schema,
+        headers: { type: 'object', properties: { 'if-match': { type: 'string', description: '`*` or the ETag of `GET /<type>/<id>`: the write happens only while it is current (else 412).' } } },
+        response: { ...response, ...this.#errors(resource.requireIfMatch ? [412, 428] : [412]) },
+      }
+    }
+    return schema
   }
 
   #operationId (base: string): string {
@@ -127,6 +160,12 @@ export class RouteDocs {
     return { [status]: { description, ...(headers === undefined ? {} : { headers }), content: { [JSONAPI_MEDIA_TYPE]: { schema: this.components.ref(component) } } } }
   }
 
+  /** A page of a collection: by number, or by cursor (then under the media type that names the profile). */
+  #page (description: string, component: string): Record<string, JsonSchema> {
+    const schema = { schema: this.components.ref(component) }
+    return { 200: { description, content: { [JSONAPI_MEDIA_TYPE]: schema, [CURSOR_MEDIA_TYPE]: schema } } }
+  }
+
   #body (schema: JsonSchema): JsonSchema {
     return { content: { [JSONAPI_MEDIA_TYPE]: { schema }, 'application/json': { schema } } }
   }
@@ -154,7 +193,7 @@ export class RouteDocs {
           summary: `List ${type} resources`,
           tags: [type],
           querystring: this.#query(resource, true),
-          response: { ...this.#success(200, `A page of \`${type}\` resources.`, of('collection')), ...this.#errors([400, 406, 415, 500]) },
+          response: { ...this.#page(`A page of \`${type}\` resources.`, of('collection')), ...this.#errors([400, 406, 415, 500]) },
         }
       case 'create':
         return {
@@ -198,7 +237,7 @@ export class RouteDocs {
           querystring: this.#query(target, rel.toMany),
           response: {
             ...(rel.toMany
-              ? this.#success(200, `The \`${target.type}\` resources of \`${name}\`.`, of('collection'))
+              ? this.#page(`The \`${target.type}\` resources of \`${name}\`.`, of('collection'))
               : this.#success(200, `The \`${target.type}\` of \`${name}\`, or \`null\`.`, of('nullable-document'))),
             ...this.#errors(reads),
           },
@@ -241,7 +280,9 @@ export class RouteDocs {
           ...base,
           ...(rel.toMany ? { querystring: this.#query(target, true, false) } : {}),
           response: {
-            ...this.#success(200, `The linkage of \`${name}\`.`, of(rel.toMany ? 'to-many-linkage-document' : 'to-one-linkage-document')),
+            ...(rel.toMany
+              ? this.#page(`The linkage of \`${name}\`.`, of('to-many-linkage-document'))
+              : this.#success(200, `The linkage of \`${name}\`.`, of('to-one-linkage-document'))),
             ...this.#errors(reads),
           },
         }
@@ -322,13 +363,17 @@ export class RouteDocs {
     }
     const maxSize = resource.pagination.maxSize ?? limits.maxPageSize
     const defaultSize = resource.pagination.defaultSize ?? limits.defaultPageSize
-    properties['page[number]'] = { type: 'integer', minimum: 1, description: 'The page, from 1.' }
+    properties['page[number]'] = { type: 'integer', minimum: 1, description: 'The page, from 1 (not with `page[after]` or `page[before]`).' }
     properties['page[size]'] = {
       type: 'integer',
       minimum: limits.unpaged === 'forbidden' ? 1 : 0,
       maximum: maxSize,
-      description: `Resources per page (default ${Math.min(defaultSize, maxSize)}, at most ${maxSize})${limits.unpaged === 'allowed' ? '; 0 returns every resource' : limits.unpaged === 'capped' ? `; 0 returns ${maxSize}` : ''}.`,
+      description: `Resources per page (default ${Math.min(defaultSize, maxSize)}, at most ${maxSize})${limits.unpaged === 'allowed' ? '; 0 returns every resource' : limits.unpaged === 'capped' ? `; 0 returns ${maxSize}` : ''}. ` +
+        `A cursor page has at least 1; a range (\`page[after]\` with \`page[before]\`) defaults to ${maxSize}.`,
     }
+    const cursor = 'An opaque cursor from `meta.page.cursor` of a resource, or from the `prev` / `next` links of a cursor page of this collection with the same `sort` and filter (cursor pagination profile). '
+    properties['page[after]'] = { type: 'string', minLength: 1, description: `${cursor}The page starts right after it.` }
+    properties['page[before]'] = { type: 'string', minLength: 1, description: `${cursor}The page ends right before it; with \`page[after]\`, the rows between both (a range).` }
     return { type: 'object', properties }
   }
 }

@@ -33,12 +33,39 @@ export interface SortNode {
   readonly descending: boolean
 }
 
+/**
+ * A position in a collection's order, read from a cursor (the cursor pagination profile): the sort key values of a
+ * row, as the database prints them (text; `null` for NULL), one per key of {@link keysetKeys} (the id last), and
+ * where the position lies: `on` the row (the cursor of an item: after it are the rows that follow the row, before it
+ * those that precede it), or in the gap just `before` or just `after` the row (the cursors of `prev` and `next` of an
+ * empty page, which must include the row itself).
+ */
+export interface CursorPosition {
+  readonly values: readonly (string | null)[]
+  readonly edge: 'on' | 'before' | 'after'
+}
+
+/** Cursor pagination of a collection: a window after and/or before a position (neither: the first page). */
+export interface CursorWindow {
+  /**
+   * What the request's cursors are bound to, and what this response's cursors will be: the collection (type, or the
+   * owner and relationship of a related collection), the order and the filter, canonically written.
+   */
+  readonly context: string
+  /** `page[after]`: the rows after this position. */
+  readonly after?: CursorPosition
+  /** `page[before]`: the rows before this position (read from it backwards, unless `after` is given too). */
+  readonly before?: CursorPosition
+}
+
 /** A page window. `size` 0 means unpaged (every row). */
 export interface PageNode {
   readonly kind: 'page'
-  /** 1-based page number. */
+  /** 1-based page number (1 for a cursor page). */
   readonly number: number
   readonly size: number
+  /** Set when the request is cursor-paginated (the cursor pagination profile) instead of paginated by number. */
+  readonly cursor?: CursorWindow
 }
 
 /** The query of one request. */
@@ -65,8 +92,18 @@ export function sortNode (path: readonly SortStep[], attribute: ResolvedAttribut
   return Object.freeze({ kind: 'sort', path: Object.freeze([...path]), attribute, descending })
 }
 
-export function pageNode (number: number, size: number): PageNode {
-  return Object.freeze({ kind: 'page', number, size })
+export function pageNode (number: number, size: number, cursor?: CursorWindow): PageNode {
+  return Object.freeze({ kind: 'page', number, size, ...(cursor === undefined ? {} : { cursor: Object.freeze(cursor) }) })
+}
+
+/**
+ * The keys that order a collection completely: the sort keys up to the resource's own id, which ends them (it is
+ * unique: keys after it never decide), or followed by the id ascending when it is not among them. A cursor holds one
+ * value per key.
+ */
+export function keysetKeys (sort: readonly SortNode[], resource: ResolvedResource): readonly SortNode[] {
+  const id = sort.findIndex((key) => key.path.length === 0 && key.attribute === resource.idAttribute)
+  return id === -1 ? [...sort, sortNode([], resource.idAttribute)] : sort.slice(0, id + 1)
 }
 
 export function queryTree (parts: Partial<QueryTree> & Pick<QueryTree, 'page'>): QueryTree {

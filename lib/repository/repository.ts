@@ -17,6 +17,40 @@ export interface PageWindow {
 }
 
 /**
+ * A position in a layer's order (cursor pagination): the text of each key of `keysetKeys(layer.sort)` as the database
+ * prints it (`null` for NULL; the id last), and whether the bound includes the row itself: rows after a position
+ * that is `inclusive` start at its row, rows before an `inclusive` one end at it.
+ */
+export interface KeysetBound {
+  readonly values: readonly (string | null)[]
+  readonly inclusive: boolean
+}
+
+/** A keyset window of a layer: its rows after one bound and/or before another, read from either end. */
+export interface KeysetWindow {
+  /** Only rows after this bound. */
+  readonly after?: KeysetBound
+  /** Only rows before this bound. */
+  readonly before?: KeysetBound
+  /** The most rows to read. */
+  readonly limit: number
+  /** Read the rows closest to `before` (the end of the window), not those closest to its start. */
+  readonly fromEnd: boolean
+}
+
+/** A keyset page: its rows and their positions, and whether rows lie beyond the window's bounds. */
+export interface KeysetPage {
+  /** The rows, in the layer's order (also when read from the end). */
+  readonly rows: Row[]
+  /** Each row's position: the text of its keys (see {@link KeysetBound}), in the order of `rows`. */
+  readonly positions: ReadonlyArray<readonly (string | null)[]>
+  /** Whether a row (matching the layer) lies at or before `after`, earlier than the window; false without `after`. */
+  readonly earlier: boolean
+  /** Whether a row (matching the layer) lies at or after `before`, later than the window; false without `before`. */
+  readonly later: boolean
+}
+
+/**
  * What to read of one resource type, composed by the service from the request's query tree and context: the
  * condition (the client's filter ANDed with the type's scope, and the scope of every type the condition reaches),
  * the order, the window, the columns and the includes below. A repository runs it as it is: everything a request
@@ -79,6 +113,13 @@ export interface Repository {
   /** The number of rows that match the layer's `where` (its window ignored). */
   count(layer: QueryLayer): Promise<number>
   /**
+   * A keyset page of a layer (cursor pagination), its window ignored: the rows of `window` in the layer's order
+   * (the keys of `keysetKeys(layer.sort)`, NULLs last ascending and first descending), with the text of their keys,
+   * and whether rows lie beyond each bound: one statement, whatever the depth of the page. Optional: without it,
+   * cursor pagination is refused (400).
+   */
+  findKeyset?(layer: QueryLayer, window: KeysetWindow): Promise<KeysetPage>
+  /**
    * The related rows (of `layer.resource`, matching `layer.where`) of every owner in `ownerIds` (one query, whatever
    * their number), ordered by the related id. The owners were read within their own scope.
    */
@@ -105,6 +146,12 @@ export interface Repository {
   addLinks(owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void>
   /** Unlinks `targets.ids` from the owner (to-many). */
   removeLinks(owner: WriteTarget, relationship: ResolvedRelationship, targets: LinkTargets): Promise<void>
+  /**
+   * Locks the target row (when it is within its scope) until the end of the transaction: `SELECT … FOR UPDATE`.
+   * False when there is none. Optional: without it, a write's `If-Match` is compared without a lock, and two
+   * concurrent writes with the same tag may both succeed unless the transaction isolation prevents it.
+   */
+  lock?(target: WriteTarget): Promise<boolean>
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (repository: Repository) => Promise<T>): Promise<T>
   /**

@@ -83,3 +83,16 @@ export function negotiate (request: FastifyRequest): void {
     }
   }
 }
+
+/**
+ * Whether the request's `Accept` asks for a profile: a JSON:API media range (with only parameters the server
+ * supports, and not `q=0`) whose `profile` parameter (a space-separated list of URIs) names it.
+ */
+export function acceptsProfile (request: FastifyRequest, profile: string): boolean {
+  const accept = request.headers.accept
+  if (accept === undefined || accept === '') return false
+  return splitOutsideQuotes(accept, ',').map(parseMediaType).some((range) => range.essence === JSONAPI_MEDIA_TYPE &&
+    unsupported(range, QUALITY) === undefined &&
+    !/^0(?:\.0{0,3})?$/.test(range.parameters.get('q') ?? '1') &&
+    (range.parameters.get('profile') ?? '').split(/\s+/).includes(profile))
+}

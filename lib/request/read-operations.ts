@@ -23,6 +23,8 @@ export interface Operation {
   readonly resource: ResolvedResource
   readonly data: unknown
   readonly hasData: boolean
+  /** `meta.ifMatch`: the operation's precondition (the ETag of `GET /<type>/<id>`, or `*`), when it has one. */
+  readonly ifMatch: string | undefined
 }
 
 const MEMBERS = new Set(['op', 'ref', 'data', 'meta', 'href'])
@@ -33,6 +35,18 @@ function isObject (value: unknown): value is Record<string, unknown> {
 
 function malformed (pointer: string, detail: string): Error {
   return jsonApiError('FJA_INVALID_DOCUMENT', { detail, source: { pointer } })
+}
+
+/** An operation's `meta.ifMatch`: a string when present (an `add` has no existing resource to compare). */
+function ifMatchOf (item: Record<string, unknown>, base: string): string | undefined {
+  const meta = item.meta
+  if (meta === undefined) return undefined
+  if (!isObject(meta)) throw malformed(`${base}/meta`, '`meta` must be an object')
+  const value = meta.ifMatch
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw malformed(`${base}/meta/ifMatch`, '`meta.ifMatch` must be a string: * or entity tags, as in If-Match')
+  if (item.op === 'add' && item.ref === undefined) throw malformed(`${base}/meta/ifMatch`, 'an add operation creates a resource: there is nothing for `meta.ifMatch` to compare with')
+  return value
 }
 
 function resourceOf (graph: ResourceGraph, type: unknown, pointer: string): ResolvedResource {
@@ -99,12 +113,12 @@ function readOperation (item: unknown, index: number, graph: ResourceGraph): Ope
   const hasData = 'data' in item
   if (ref?.relationship !== undefined) {
     if (!hasData) throw malformed(base, 'a relationship operation needs `data` (resource linkage)')
-    return { index, op, base, ref, resource: ref.resource, data: item.data, hasData }
+    return { index, op, base, ref, resource: ref.resource, data: item.data, hasData, ifMatch: ifMatchOf(item, base) }
   }
   if (op === 'remove') {
     if (ref === undefined) throw malformed(base, 'a remove operation needs a `ref`')
     if (hasData) throw malformed(`${base}/data`, 'a remove operation takes no `data`')
-    return { index, op, base, ref, resource: ref.resource, data: undefined, hasData }
+    return { index, op, base, ref, resource: ref.resource, data: undefined, hasData, ifMatch: ifMatchOf(item, base) }
   }
   if (!hasData || !isObject(item.data)) throw malformed(`${base}${hasData ? '/data' : ''}`, `an ${op} operation needs \`data\`: a resource object`)
   if (op === 'add' && ref !== undefined) throw malformed(`${base}/ref`, 'an add operation takes a `ref` only to add to a relationship')
@@ -112,5 +126,5 @@ function readOperation (item: unknown, index: number, graph: ResourceGraph): Ope
   if (ref !== undefined && ref.resource !== resource) {
     throw jsonApiError('FJA_TYPE_CONFLICT', { detail: `\`data.type\` '${resource.type}' does not match \`ref.type\` '${ref.resource.type}'`, source: { pointer: `${base}/data/type` } })
   }
-  return { index, op, base, ref, resource, data: item.data, hasData }
+  return { index, op, base, ref, resource, data: item.data, hasData, ifMatch: ifMatchOf(item, base) }
 }

@@ -1,8 +1,11 @@
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import {
-  includeNode, pageNode, queryTree, sortNode, type IncludeNode, type QueryTree, type SortNode, type SortStep,
+  includeNode, keysetKeys, pageNode, printSort, queryTree, sortNode,
+  type CursorPosition, type IncludeNode, type PageNode, type QueryTree, type SortNode, type SortStep,
 } from '../query/query-tree.js'
+import { printFilter, type FilterNode } from '../query/filter-nodes.js'
+import { CURSOR_ERROR_TYPES, type CursorCodec } from '../query/cursors.js'
 import { readFilter, type FilterLimits } from './read-filter.js'
 
 /** What `page[size]=0` does: return every row, be refused (400), or return at most the maximum page size. */
@@ -29,6 +32,19 @@ export interface QueryLimits {
   readonly filter: FilterLimits
 }
 
+/** What cursor pagination of a collection needs to read the request's cursors. */
+export interface CursorReading {
+  /** Reads (and later writes) the cursors. */
+  readonly codec: CursorCodec
+  /**
+   * The collection, as cursors are bound to it: the type of a collection route (`user`), the owner and relationship
+   * of a related collection (`user/1/computers`).
+   */
+  readonly collection: string
+  /** Whether the request's `Accept` names the cursor pagination profile (a first cursor page without cursors). */
+  readonly requested: boolean
+}
+
 type RawQuery = Readonly<Record<string, unknown>>
 
 const FAMILY = /^([a-z]+)(\[[^\]]*\])?$/
@@ -48,15 +64,20 @@ function single (raw: RawQuery, parameter: string): string | undefined {
  * Reads the query string of a request that returns resources into a {@link QueryTree}. Every mistake is a 400
  * naming the exact parameter. Parameters whose names are not all-lowercase (application parameters) pass through.
  *
+ * A collection is paginated by number (`page[number]`), or by cursor (the cursor pagination profile) when the request
+ * has `page[after]` or `page[before]`, or when its `Accept` names the profile (`cursors.requested`) and it has no
+ * `page[number]`. Cursors are checked here (signature, collection, sort and filter): a bad one is a 400 naming it.
+ *
  * @param collection whether the request returns a collection (page and sort apply)
+ * @param cursors how to read cursors, on a collection route (without it, a collection is paginated by number only)
  */
-export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean): QueryTree {
+export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading): QueryTree {
   for (const name of Object.keys(raw)) {
     const family = FAMILY.exec(name)
     if (family === null) continue
     const [, base, bracket] = family
     if (base === 'fields' && bracket !== undefined) continue
-    if (base === 'page' && (bracket === '[number]' || bracket === '[size]')) continue
+    if (base === 'page' && (bracket === '[number]' || bracket === '[size]' || bracket === '[after]' || bracket === '[before]')) continue
     if ((base === 'include' || base === 'sort') && bracket === undefined) continue
     if (base === 'filter') {
       if (!collection) throw invalid(name, 'filters apply to collections only')
@@ -64,14 +85,19 @@ export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: Res
     }
     throw invalid(name, `'${name}' is not a supported query parameter (JSON:API reserves all-lowercase names)`)
   }
-  return queryTree({
-    fields: readFields(raw, graph),
-    include: readInclude(single(raw, 'include'), resource, graph, limits),
-    filter: collection ? readFilter(raw, resource, graph, limits.filter) : undefined,
-    filterParameter: filterParameterOf(raw),
-    sort: collection ? readSort(single(raw, 'sort'), resource, graph, limits.sort) : [],
-    page: collection ? readPage(raw, resource, limits) : pageNode(1, 0),
-  })
+  const fields = readFields(raw, graph)
+  const include = readInclude(single(raw, 'include'), resource, graph, limits)
+  const filter = collection ? readFilter(raw, resource, graph, limits.filter) : undefined
+  const sort = collection ? readSort(single(raw, 'sort'), resource, graph, limits.sort) : []
+  const page = !collection
+    ? pageNode(1, 0)
+    : isCursorRequest(raw, cursors) ? readCursorWindow(raw, resource, limits, cursors, sort, filter) : readPage(raw, resource, limits)
+  return queryTree({ fields, include, filter, filterParameter: filterParameterOf(raw), sort, page })
+}
+
+/** Whether a collection request is cursor-paginated: it has a cursor, or asks for the profile without a page number. */
+function isCursorRequest (raw: RawQuery, cursors: CursorReading | undefined): boolean {
+  return raw['page[after]'] !== undefined || raw['page[before]'] !== undefined || (cursors?.requested === true && raw['page[number]'] === undefined)
 }
 
 /** The one filter parameter of a request (`filter`, `filter[age]`), or `filter` when there are several. */
@@ -191,4 +217,58 @@ function readPage (raw: RawQuery, resource: ResolvedResource, limits: QueryLimit
     return pageNode(1, 0)
   }
   return pageNode(number, size)
+}
+
+/** A 400 of cursor pagination: the profile's "invalid parameter value" error, or one of its typed errors. */
+function cursorError (code: 'FJA_INVALID_QUERY_PARAMETER' | 'FJA_INVALID_CURSOR' | 'FJA_MAX_PAGE_SIZE_EXCEEDED' | 'FJA_UNSUPPORTED_SORT', parameter: string, detail: string, type: string = CURSOR_ERROR_TYPES.invalidParameterValue, meta?: Record<string, unknown>): Error {
+  return jsonApiError(code, { detail, source: { parameter }, links: { type }, ...(meta === undefined ? {} : { meta }) })
+}
+
+/**
+ * Reads the page of a cursor-paginated collection (the cursor pagination profile): `page[size]` (a positive integer
+ * up to the maximum; default the default size, or the maximum for a range), `page[after]` and `page[before]`
+ * (cursors issued for this collection, sort and filter; both together: a range). `page[number]` does not go with
+ * cursors.
+ */
+function readCursorWindow (raw: RawQuery, resource: ResolvedResource, limits: QueryLimits, cursors: CursorReading | undefined, sort: readonly SortNode[], filter: FilterNode | undefined): PageNode {
+  const after = single(raw, 'page[after]')
+  const before = single(raw, 'page[before]')
+  const named = after !== undefined ? 'page[after]' : before !== undefined ? 'page[before]' : undefined
+  if (cursors === undefined) {
+    throw invalid(named ?? 'page[size]', 'cursor pagination is not available on this route')
+  }
+  if (raw['page[number]'] !== undefined) {
+    throw cursorError('FJA_INVALID_QUERY_PARAMETER', 'page[number]', `page[number] cannot be combined with a cursor (${named ?? 'the cursor pagination profile'}): paginate by number or by cursor`)
+  }
+  const derived = sort.find((key) => key.attribute.column === undefined)
+  if (derived !== undefined) {
+    throw cursorError('FJA_UNSUPPORTED_SORT', 'sort', `'${printSort([derived]).replace(/^-/, '')}' is computed after the rows are read: cursor pagination cannot order by it`, CURSOR_ERROR_TYPES.unsupportedSort)
+  }
+  const maxSize = resource.pagination.maxSize ?? limits.maxPageSize
+  const given = single(raw, 'page[size]')
+  let size: number
+  if (given === undefined) {
+    // A range (both cursors) is as long as the maximum page unless the client says otherwise (the profile).
+    size = after !== undefined && before !== undefined ? maxSize : Math.min(resource.pagination.defaultSize ?? limits.defaultPageSize, maxSize)
+  } else {
+    if (!/^[0-9]+$/.test(given)) throw cursorError('FJA_INVALID_QUERY_PARAMETER', 'page[size]', `'${given}' is not a positive integer`)
+    size = Number(given)
+    if (size === 0) throw cursorError('FJA_INVALID_QUERY_PARAMETER', 'page[size]', 'must be a positive integer: a cursor page has at least one row (page[size]=0, every row, is paginated by number)')
+    if (size > maxSize) {
+      throw cursorError('FJA_MAX_PAGE_SIZE_EXCEEDED', 'page[size]', `${given} is more than the maximum page size, ${maxSize}`, CURSOR_ERROR_TYPES.maxSizeExceeded, { page: { maxSize } })
+    }
+  }
+  const keys = keysetKeys(sort, resource)
+  const context = JSON.stringify([cursors.collection, printSort(keys), filter === undefined ? null : printFilter(filter)])
+  const position = (parameter: string, text: string | undefined): CursorPosition | undefined => {
+    if (text === undefined) return undefined
+    const decoded = cursors.codec.decode(text, context, keys.length)
+    if ('problem' in decoded) throw cursorError('FJA_INVALID_CURSOR', parameter, `${parameter} is not a valid cursor here: ${decoded.problem}`)
+    return decoded
+  }
+  return pageNode(1, size, {
+    context,
+    ...(after === undefined ? {} : { after: position('page[after]', after) }),
+    ...(before === undefined ? {} : { before: position('page[before]', before) }),
+  })
 }

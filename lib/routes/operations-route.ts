@@ -5,6 +5,7 @@ import { operationsDocument, ATOMIC_EXTENSION } from '../document/operations-doc
 import { pageNode, queryTree } from '../query/query-tree.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
+import { preconditionOf } from './conditional.js'
 
 const RESULT_QUERY = queryTree({ page: pageNode(1, 0) })
 
@@ -28,7 +29,9 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
       // One context for the whole batch: every operation runs with the same scopes and hooks' context.
       const service = await requestServices(context, request)
       const operations = readOperations(request.body, context.graph, settings.maxOperations)
-      const results = await runOperations(context.graph, service, operations)
+      // `meta.ifMatch` of an operation: its precondition, as If-Match of the route it stands for
+      const results = await runOperations(context.graph, service, operations,
+        (resource, id, ifMatch) => preconditionOf(context, resource, id, ifMatch, { pointer: '/meta/ifMatch' }))
       if (operations.every((operation) => operation.op === 'remove' && operation.ref?.relationship === undefined)) {
         return reply.code(204).send()
       }

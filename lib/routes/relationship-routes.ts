@@ -9,8 +9,9 @@ import { collectionDocument, linkageData, linkageDocument, metaDocument, singleD
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { sendCollectionStream } from './collection-stream.js'
-import { location, registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
+import { cursorReading, location, registerMethodNotAllowed, requestServices, sendCollection, varyOnAccept, type RouteContext } from './resource-routes.js'
 import type { JsonApiAction } from './route-config.js'
+import { ifMatchHeader, preconditionOf } from './conditional.js'
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 type Route = [HTTPMethods, boolean, Handler, JsonApiAction, OnRequest?]
@@ -78,17 +79,17 @@ function relatedPath (owner: ResolvedResource, id: string, relationship: Resolve
 function readRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelatedResource (request, reply) {
+    if (relationship.toMany) varyOnAccept(reply)
     const service = await relationshipsOf(context, request)
-    const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany)
+    const cursors = relationship.toMany ? cursorReading(context, request, `${owner.type}/${idOf(request)}/${relationship.name}`) : undefined
+    const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany, cursors)
     if (relationship.toMany && query.page.size === 0 && service.resources.streams) {
       const linked = await service.relatedCollection(owner, idOf(request), relationship)
       return sendCollectionStream(request, reply, service.resources, target, query, location(context, request), linked)
     }
     const result = await service.readRelated(owner, idOf(request), relationship, query)
-    const document = relationship.toMany
-      ? collectionDocument(result, query, location(context, request))
-      : singleDocument(result, query, location(context, request), true)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(document)
+    if (relationship.toMany) return sendCollection(reply, query, collectionDocument(result, query, location(context, request), context.cursors))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request), true))
   }
 }
 
@@ -125,8 +126,10 @@ function deleteRelated (context: RouteContext, owner: ResolvedResource, relation
 function readLinkage (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelationship (request, reply) {
+    if (relationship.toMany) varyOnAccept(reply)
     const service = await relationshipsOf(context, request)
-    const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany)
+    const cursors = relationship.toMany ? cursorReading(context, request, `${owner.type}/${idOf(request)}/relationships/${relationship.name}`) : undefined
+    const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany, cursors)
     if (query.include.length > 0 || query.fields.size > 0) {
       throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
         detail: 'a relationship document has no resource objects: include and fields do not apply',
@@ -135,7 +138,7 @@ function readLinkage (context: RouteContext, owner: ResolvedResource, relationsh
     }
     const id = idOf(request)
     const result = await service.readLinkage(owner, id, relationship, query)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(linkageDocument(result, relationship.toMany, target.type, query, location(context, request), relatedPath(owner, id, relationship)))
+    return sendCollection(reply, query, linkageDocument(result, relationship.toMany, target.type, query, location(context, request), relatedPath(owner, id, relationship), context.cursors))
   }
 }
 
@@ -144,8 +147,9 @@ function replaceLinkage (context: RouteContext, owner: ResolvedResource, relatio
     const service = await relationshipsOf(context, request)
     const id = idOf(request)
     readQuery(rawQuery(request), context.graph.getResource(relationship.targetType), context.graph, context.limits, false)
+    const precondition = preconditionOf(context, owner, id, ifMatchHeader(request))
     const input = readRelationshipDocument(request.body, relationship)
-    await service.replace(owner, id, input)
+    await service.replace(owner, id, input, precondition)
     const here = location(context, request)
     return reply.type(JSONAPI_MEDIA_TYPE).send({
       links: { self: `${here.baseUrl}${here.path}`, related: `${here.baseUrl}${relatedPath(owner, id, relationship)}` },
@@ -158,8 +162,10 @@ function replaceLinkage (context: RouteContext, owner: ResolvedResource, relatio
 function changeMembers (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, mode: 'add' | 'remove'): Handler {
   return async function changeRelationshipMembers (request, reply) {
     const service = await relationshipsOf(context, request)
+    const id = idOf(request)
+    const precondition = preconditionOf(context, owner, id, ifMatchHeader(request))
     const input = readRelationshipDocument(request.body, relationship)
-    await service.changeMembers(owner, idOf(request), input, mode)
+    await service.changeMembers(owner, id, input, mode, precondition)
     const message = mode === 'add' ? 'Relationship successfully created' : 'Relationship successfully updated'
     return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message }))
   }

@@ -4,7 +4,10 @@ import type { Repository } from '../repository/repository.js'
 import { sendCollectionStream } from './collection-stream.js'
 import { ResourceService, type DatabaseSettings } from '../service/resource-service.js'
 import { QueryComposer } from '../service/query-composer.js'
-import { readQuery, type QueryLimits } from '../request/read-query.js'
+import { readQuery, type CursorReading, type QueryLimits } from '../request/read-query.js'
+import { acceptsProfile } from '../request/media-type.js'
+import { CURSOR_PAGINATION_PROFILE, type CursorCodec } from '../query/cursors.js'
+import type { QueryTree } from '../query/query-tree.js'
 import { rawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { collectionDocument, metaDocument, singleDocument, type RequestLocation } from '../document/write-document.js'
@@ -12,6 +15,7 @@ import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { JsonApiAction, JsonApiRouteConfig } from './route-config.js'
 import type { RouteDocs } from '../openapi/route-schemas.js'
+import { ifMatchHeader, preconditionOf } from './conditional.js'
 
 /** What the route handlers share, resolved once at registration. */
 export interface RouteContext {
@@ -28,6 +32,31 @@ export interface RouteContext {
   readonly docs: RouteDocs
   /** How database faults are met (retries of conflicting transactions, `Retry-After`). */
   readonly database: DatabaseSettings
+  /** Signs and checks the cursors of cursor pagination (the `pagination.cursorSecret` option). */
+  readonly cursors: CursorCodec
+}
+
+/** The media type of a response that applied the cursor pagination profile. */
+export const CURSOR_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; profile="${CURSOR_PAGINATION_PROFILE}"`
+
+/** How a collection route reads cursors: bound to `collection` (`user`, or `user/1/computers`). */
+export function cursorReading (context: RouteContext, request: FastifyRequest, collection: string): CursorReading {
+  return { codec: context.cursors, collection, requested: acceptsProfile(request, CURSOR_PAGINATION_PROFILE) }
+}
+
+/**
+ * Adds `Accept` to `Vary`: whether a collection request is paginated by cursor can depend on its `Accept` (the
+ * profile asks for a first cursor page), so every answer of a collection route varies with it.
+ */
+export function varyOnAccept (reply: FastifyReply): void {
+  const vary = reply.getHeader('vary')
+  if (vary === undefined) reply.header('vary', 'Accept')
+  else if (!/(?:^|,)\s*(?:accept|\*)\s*(?:,|$)/i.test(String(vary))) reply.header('vary', `${String(vary)}, Accept`)
+}
+
+/** Sends a collection document (a page of resources or of linkage): a cursor page names the profile in its `Content-Type`. */
+export function sendCollection (reply: FastifyReply, query: QueryTree, document: Record<string, unknown>): FastifyReply {
+  return reply.type(query.page.cursor === undefined ? JSONAPI_MEDIA_TYPE : CURSOR_MEDIA_TYPE).send(document)
 }
 
 /**
@@ -101,12 +130,13 @@ export function registerMethodNotAllowed (fastify: FastifyInstance, url: string,
 
 function listHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function listResources (request, reply) {
+    varyOnAccept(reply)
     const service = await requestServices(context, request)
-    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, true)
+    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, true, cursorReading(context, request, resource.type))
     // Every row (`page[size]=0`): streamed batch by batch, so memory does not grow with the row count.
     if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, service, resource, query, location(context, request))
     const result = await service.list(resource, query)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(collectionDocument(result, query, location(context, request)))
+    return sendCollection(reply, query, collectionDocument(result, query, location(context, request), context.cursors))
   }
 }
 
@@ -136,8 +166,9 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
     const service = await requestServices(context, request)
     const id = idOf(request)
     const query = readQuery(rawQuery(request), resource, context.graph, context.limits, false)
+    const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
     const input = readResourceDocument(request.body, resource, 'update', id)
-    const result = await service.update(resource, id, input, query)
+    const result = await service.update(resource, id, input, query, '/data', precondition)
     return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request)))
   }
 }
@@ -145,7 +176,8 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
 function deleteHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function deleteResource (request, reply) {
     const service = await requestServices(context, request)
-    await service.remove(resource, idOf(request))
+    const id = idOf(request)
+    await service.remove(resource, id, preconditionOf(context, resource, id, ifMatchHeader(request)))
     return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message: 'Object successfully deleted' }))
   }
 }

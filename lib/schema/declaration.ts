@@ -378,6 +378,12 @@ export interface ResourceDeclaration<
    */
   readonly count?: boolean
   /**
+   * Whether a write of an existing resource (`PATCH`/`DELETE /<type>/<id>`, the relationship routes, `update` and
+   * `remove` operations) must carry a precondition: `If-Match` (an operation: `meta.ifMatch`). Without one it is a
+   * 428. Default false: a write without `If-Match` happens unconditionally. See docs/conditional-requests.md.
+   */
+  readonly requireIfMatch?: boolean
+  /**
    * The application's rules for this type: a `scope` that every read and write of the type obeys, wherever the type
    * is reached, and hooks around its writes. See `docs/authorization.md`.
    *
@@ -544,7 +550,7 @@ export function defineResources<const R extends readonly AnyResourceDeclaration[
  */
 export const DECLARATION_KEYS = {
   resource: keyList<ResourceDeclaration>()([
-    'type', 'path', 'table', 'id', 'clientIds', 'attributes', 'relationships', 'input', 'routes', 'pagination', 'count', 'hooks',
+    'type', 'path', 'table', 'id', 'clientIds', 'attributes', 'relationships', 'input', 'routes', 'pagination', 'count', 'requireIfMatch', 'hooks',
   ]),
   id: keyList<IdDeclaration>()(['column', 'kind', 'pattern', 'maxLength']),
   attribute: keyList<AttributeDeclaration>()([

@@ -193,6 +193,7 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
     }, true),
     pagination: Object.freeze({ ...pagination }),
     count: declaration.count ?? true,
+    requireIfMatch: booleanOption(type, 'requireIfMatch', declaration.requireIfMatch),
     attributes,
     relationships,
     visibleAttributes: Object.freeze([...attributes.values()].filter((attribute) => !attribute.hidden)),
@@ -213,6 +214,13 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
     hooks,
     hasWriteHooks: HOOKS.some((name) => name !== 'scope' && hooks[name] !== undefined),
   })
+}
+
+/** An optional boolean of a declaration (false when absent). */
+function booleanOption (type: string, name: string, value: unknown): boolean {
+  if (value === undefined) return false
+  if (typeof value !== 'boolean') throw new ResourceConfigError(type, name, 'must be true or false')
+  return value
 }
 
 function resolveHooks (type: string, hooks: AnyResourceDeclaration['hooks']): ResolvedHooks {

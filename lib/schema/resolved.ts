@@ -105,6 +105,8 @@ export interface ResolvedResource {
   readonly pagination: { readonly defaultSize?: number; readonly maxSize?: number }
   /** Whether collections are counted (`meta.count`). */
   readonly count: boolean
+  /** Whether writes of an existing resource (PATCH, DELETE, relationship routes) must carry `If-Match` (else 428). */
+  readonly requireIfMatch: boolean
   readonly attributes: ReadonlyMap<string, ResolvedAttribute>
   readonly relationships: ReadonlyMap<string, ResolvedRelationship>
   /** Attributes rendered in responses, in declaration order. */

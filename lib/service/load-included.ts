@@ -12,7 +12,7 @@ export async function loadIncluded (
   resource: ResolvedResource,
   primary: readonly ResourceRow[],
   include: readonly IncludeLayer[],
-  totals: Pick<ResultSet, 'count' | 'hasMore'> = {},
+  totals: Pick<ResultSet, 'count' | 'hasMore' | 'cursor'> = {},
 ): Promise<ResultSet> {
   const primaryKeys = new Set(primary.map((item) => resourceKey(item.resource.type, item.id)))
   const included = new Map<string, ResourceRow>()

@@ -1,11 +1,11 @@
-import type { ResourceGraph } from '../schema/resolved.js'
+import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Operation, OperationRef } from '../request/read-operations.js'
 import { readResourceObject } from '../request/read-resource-document.js'
 import { readLinkage } from '../request/read-linkage.js'
 import { pageNode, queryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { relocateError } from '../errors/relocate-error.js'
-import type { ResourceService } from './resource-service.js'
+import type { Precondition, ResourceService } from './resource-service.js'
 import { RelationshipService } from './relationship-service.js'
 import type { ResultSet } from './result-set.js'
 
@@ -93,14 +93,22 @@ function locate (error: unknown, operation: Operation): unknown {
  *
  * @returns one result per operation: the resource of an add or update, `null` for a remove or relationship operation
  */
-export function runOperations (graph: ResourceGraph, service: ResourceService, operations: readonly Operation[]): Promise<Array<ResultSet | null>> {
+/**
+ * The precondition of an operation on an existing resource, from its `meta.ifMatch` (undefined: none); the route
+ * renders the tags as `GET /<type>/<id>` would.
+ */
+export type OperationPrecondition = (resource: ResolvedResource, id: string, ifMatch: string | undefined) => Precondition | undefined
+
+export function runOperations (
+  graph: ResourceGraph, service: ResourceService, operations: readonly Operation[], conditions: OperationPrecondition = () => undefined,
+): Promise<Array<ResultSet | null>> {
   return service.transaction(async (resources) => {
     const relationships = new RelationshipService(graph, resources)
     const lids = new LidTable()
     const results: Array<ResultSet | null> = []
     for (const operation of operations) {
       try {
-        results.push(await runOne(operation, resources, relationships, lids))
+        results.push(await runOne(operation, resources, relationships, lids, conditions))
       } catch (error) {
         throw locate(error, operation)
       }
@@ -113,23 +121,27 @@ function refId (ref: OperationRef, lids: LidTable): string {
   return ref.id ?? lids.resolve(ref.lid as string, ref.resource.type, '/ref/lid')
 }
 
-async function runOne (operation: Operation, resources: ResourceService, relationships: RelationshipService, lids: LidTable): Promise<ResultSet | null> {
+async function runOne (
+  operation: Operation, resources: ResourceService, relationships: RelationshipService, lids: LidTable, conditions: OperationPrecondition,
+): Promise<ResultSet | null> {
   const { op, ref, resource } = operation
   if (ref?.relationship !== undefined) {
     const relationship = ref.relationship
     const ownerId = refId(ref, lids)
     const input = { relationship, ids: readLinkage(lids.linkage(operation.data, '/data'), relationship, '/data'), pointer: '/data', member: '/data' }
+    const precondition = conditions(ref.resource, ownerId, operation.ifMatch)
     if (op === 'update') {
-      await relationships.replace(ref.resource, ownerId, input)
+      await relationships.replace(ref.resource, ownerId, input, precondition)
     } else if (!relationship.toMany) {
       throw jsonApiError('FJA_TO_ONE_MEMBERS', { detail: `'${relationship.name}' is a to-one relationship: ${op} cannot add or remove members; update it instead`, source: { pointer: '/ref/relationship' } })
     } else {
-      await relationships.changeMembers(ref.resource, ownerId, input, op)
+      await relationships.changeMembers(ref.resource, ownerId, input, op, precondition)
     }
     return null
   }
   if (op === 'remove') {
-    await resources.remove(resource, refId(ref as OperationRef, lids))
+    const id = refId(ref as OperationRef, lids)
+    await resources.remove(resource, id, conditions(resource, id, operation.ifMatch))
     return null
   }
   const data = operation.data as Record<string, unknown>
@@ -158,6 +170,7 @@ async function runOne (operation: Operation, resources: ResourceService, relatio
     throw jsonApiError('FJA_MISSING_FIELD', { detail: 'an update needs the resource: `data.id`, `data.lid` or a `ref`', source: { pointer: '/data' }, meta: { field: 'id' } })
   }
   const { lid: _lid, ...rest } = lids.relationships(data, '/data')
+  const precondition = conditions(resource, id, operation.ifMatch)
   const input = readResourceObject({ ...rest, id }, resource, 'update', '/data', id)
-  return resources.update(resource, id, input, RESULT_QUERY)
+  return resources.update(resource, id, input, RESULT_QUERY, '/data', precondition)
 }

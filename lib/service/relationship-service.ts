@@ -4,7 +4,7 @@ import type { LinkageInput, ResourceInput } from '../request/read-resource-docum
 import { linkedToNode, type FilterNode } from '../query/filter-nodes.js'
 import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import type { ResourceService } from './resource-service.js'
+import type { Precondition, ResourceService } from './resource-service.js'
 import { writeLinks } from './relationship-writes.js'
 import { explainStorageError } from './explain-storage-error.js'
 import type { ResultSet } from './result-set.js'
@@ -74,13 +74,13 @@ export class RelationshipService {
   }
 
   /** `PATCH /<type>/<id>/relationships/<relationship>`: replaces the linkage, as a PATCH of the resource would. */
-  replace (owner: ResolvedResource, ownerId: string, input: LinkageInput): Promise<void> {
-    return this.#resources.replaceLinkage(owner, ownerId, [input])
+  replace (owner: ResolvedResource, ownerId: string, input: LinkageInput, precondition?: Precondition): Promise<void> {
+    return this.#resources.replaceLinkage(owner, ownerId, [input], precondition)
   }
 
   /** `POST` / `DELETE /<type>/<id>/relationships/<to-many>`: adds or removes members. */
-  changeMembers (owner: ResolvedResource, ownerId: string, input: LinkageInput, mode: 'add' | 'remove'): Promise<void> {
-    return this.#resources.changeMembers(owner, ownerId, input, mode)
+  changeMembers (owner: ResolvedResource, ownerId: string, input: LinkageInput, mode: 'add' | 'remove', precondition?: Precondition): Promise<void> {
+    return this.#resources.changeMembers(owner, ownerId, input, mode, precondition)
   }
 
   /**

@@ -9,8 +9,9 @@ import type { LinkageInput, ResourceInput } from '../request/read-resource-docum
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import type { JsonApiError } from '../errors/json-api-error.js'
+import type { ErrorSource, JsonApiError } from '../errors/json-api-error.js'
 import { loadIncluded } from './load-included.js'
+import { readCursorPage } from './cursor-page.js'
 import { explainStorageError, type WriteContext } from './explain-storage-error.js'
 import { isRetryableConflict } from '../errors/database-faults.js'
 import { resourceKey, type ResourceRow, type ResultSet } from './result-set.js'
@@ -61,6 +62,20 @@ export interface CollectionSink {
   data(batch: ResultSet): Promise<void>
   /** Included resources not written before (`batch` holds their linkage). */
   included(batch: ResultSet, rows: readonly ResourceRow[]): Promise<void>
+}
+
+/**
+ * A client's `If-Match` on a write of an existing resource: the write happens only while the resource, read under a
+ * row lock inside the write's transaction, still has a representation the client named. Of two concurrent writes
+ * sent with the same tag, the second waits for the first's lock, then sees the new representation: a 412.
+ */
+export interface Precondition {
+  /** `*` (any existing resource), or whether the representation (read with `query`) has one of the tags sent. */
+  readonly matches: '*' | ((result: ResultSet) => boolean)
+  /** The query of the representation the tags are of (`GET /<type>/<id>`). */
+  readonly query: QueryTree
+  /** Where the tags came from, for the 412: the `If-Match` header, or an operation's member. */
+  readonly source: ErrorSource
 }
 
 /** How a service meets faults of the database. */
@@ -127,7 +142,18 @@ export class ResourceService {
    * @param counted count the collection (the resource's `count` setting by default)
    */
   async list (resource: ResolvedResource, query: QueryTree, extra?: FilterNode, counted = resource.count): Promise<ResultSet> {
-    const { size } = query.page
+    const { size, cursor } = query.page
+    if (cursor !== undefined) {
+      // A cursor page (keyset): one statement whatever its depth, beside the count.
+      const layer = this.#composer.collection(resource, query, extra)
+      const repository = this.#repository
+      const [page, count] = await filterValuesFit(Promise.all([
+        Promise.resolve().then(() => readCursorPage(repository, layer, cursor, size)),
+        counted ? Promise.resolve().then(() => repository.count(layer)) : undefined,
+      ]), query.filterParameter)
+      const primary = page.rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
+      return loadIncluded(repository, resource, primary, layer.include, { count, cursor: page.result })
+    }
     // Without a count, one row more than the page tells whether a next page exists.
     const probe = !counted && size > 0 ? 1 : 0
     const layer = this.#composer.collection(resource, query, extra, probe)
@@ -269,10 +295,11 @@ export class ResourceService {
   }
 
   /** Updates the attributes and relationships sent, and returns the resource as stored. */
-  update (resource: ResolvedResource, id: string, sent: ResourceInput, query: QueryTree, base = '/data'): Promise<ResultSet> {
+  update (resource: ResolvedResource, id: string, sent: ResourceInput, query: QueryTree, base = '/data', precondition?: Precondition): Promise<ResultSet> {
     const context: WriteContext = { resource, action: 'update', base }
-    const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere)
+    const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined
     return this.#write(context, several, async (service, repository) => {
+      await service.#holds(resource, id, precondition)
       checkWritable(this.#graph, sent.relationships, 'update')
       await service.#visibleToHooks(resource, id, resource.hooks.beforeUpdate !== undefined || resource.hooks.beforeLink !== undefined)
       const writable = { ...sent, attributes: writableAttributes(resource, sent.attributes) }
@@ -294,9 +321,10 @@ export class ResourceService {
    * the link of a related route's create), exactly as a PATCH of the resource does: the same rules, the same hooks,
    * the same writes.
    */
-  async replaceLinkage (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[]): Promise<void> {
-    const several = resource.hasWriteHooks || inputs.some(isStoredElsewhere)
+  async replaceLinkage (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], precondition?: Precondition): Promise<void> {
+    const several = resource.hasWriteHooks || inputs.some(isStoredElsewhere) || precondition !== undefined
     await this.#write({ resource, action: 'update', base: '/data' }, several, async (service) => {
+      await service.#holds(resource, id, precondition)
       checkWritable(this.#graph, inputs, 'update')
       await service.#visibleToHooks(resource, id, resource.hooks.beforeLink !== undefined)
       await service.beforeLinks(resource, id, inputs, 'replace')
@@ -305,13 +333,36 @@ export class ResourceService {
   }
 
   /** Adds members to, or removes members from, a to-many relationship of a resource the request can see. */
-  changeMembers (resource: ResolvedResource, id: string, input: LinkageInput, mode: 'add' | 'remove'): Promise<void> {
+  changeMembers (resource: ResolvedResource, id: string, input: LinkageInput, mode: 'add' | 'remove', precondition?: Precondition): Promise<void> {
     return this.#write({ resource, action: 'link', base: '/data' }, true, async (service, repository) => {
+      await service.#holds(resource, id, precondition)
       await service.assertVisible(resource, id)
       checkWritable(this.#graph, [input], 'update')
       await service.beforeLinks(resource, id, [input], mode)
       await changeMembers(repository, this.#graph, this.#composer, resource, id, input, mode)
     })
+  }
+
+  /**
+   * Checks a write's precondition, first thing in its transaction: locks the resource's row (so that a concurrent
+   * write with the same tag waits, then fails), reads its representation within the scope and compares its tag;
+   * 404 when the request cannot see it, 412 when no tag sent matches.
+   */
+  async #holds (resource: ResolvedResource, id: string, precondition: Precondition | undefined): Promise<void> {
+    if (precondition === undefined) return
+    if (!isValidId(resource, id)) throw notFound(resource, id)
+    if (this.#repository.lock !== undefined && !await this.#repository.lock(this.#composer.target(resource, id))) throw notFound(resource, id)
+    const { matches } = precondition
+    if (matches === '*') {
+      if (this.#repository.lock === undefined) await this.assertVisible(resource, id)
+      return
+    }
+    if (!matches(await this.read(resource, id, precondition.query))) {
+      throw jsonApiError('FJA_PRECONDITION_FAILED', {
+        detail: `'${resource.type}' '${id}' has changed: its ETag is no longer one of those in If-Match; read it again`,
+        source: precondition.source,
+      })
+    }
   }
 
   /** Runs `beforeLink` for each relationship change; an error without a source points at the linkage. */
@@ -399,8 +450,9 @@ export class ResourceService {
   }
 
   /** Deletes a resource; 404 when there is none the request can see, 409 when storage refuses because others reference it. */
-  remove (resource: ResolvedResource, id: string): Promise<void> {
-    return this.#write({ resource, action: 'delete', base: '/data' }, resource.hasWriteHooks, async (service, repository) => {
+  remove (resource: ResolvedResource, id: string, precondition?: Precondition): Promise<void> {
+    return this.#write({ resource, action: 'delete', base: '/data' }, resource.hasWriteHooks || precondition !== undefined, async (service, repository) => {
+      await service.#holds(resource, id, precondition)
       await service.#visibleToHooks(resource, id, resource.hooks.beforeDelete !== undefined)
       await resource.hooks.beforeDelete?.(service.#existingEvent(resource, id))
       if (!await repository.delete(this.#composer.target(resource, id))) throw notFound(resource, id)

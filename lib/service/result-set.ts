@@ -1,5 +1,6 @@
 import type { Row } from '../schema/declaration.js'
 import type { ResolvedResource } from '../schema/resolved.js'
+import type { CursorPosition } from '../query/query-tree.js'
 
 /** A row with the resource it belongs to. */
 export interface ResourceRow {
@@ -21,6 +22,20 @@ export interface ResultSet {
   readonly count?: number
   /** For uncounted collection reads: whether rows follow this page. */
   readonly hasMore?: boolean
+  /** For cursor pages (the cursor pagination profile): the positions of its rows and of its `prev` and `next`. */
+  readonly cursor?: CursorResult
+}
+
+/** What a cursor page found: where each row lies, and where the pages before and after it start. */
+export interface CursorResult {
+  /** The position of each primary row (`on` it), in order: the cursor of each resource object. */
+  readonly positions: readonly CursorPosition[]
+  /** The `page[before]` of the previous page; undefined when no row lies before this page. */
+  readonly prev: CursorPosition | undefined
+  /** The `page[after]` of the next page; undefined when no row lies after this page. */
+  readonly next: CursorPosition | undefined
+  /** A range (`page[after]` and `page[before]`) that held more rows than the page: the first ones were returned. */
+  readonly rangeTruncated: boolean
 }
 
 /** The key of a resource in {@link ResultSet.linkage}. */

@@ -13,6 +13,8 @@ export interface ExpectedError {
   readonly parameter?: string
   readonly header?: string
   readonly meta?: Record<string, unknown>
+  /** The error's `links` (`type`, `about`); without it the error has no `links`. */
+  readonly links?: Record<string, string>
   /** What the detail must say. */
   readonly detail?: RegExp
 }
@@ -50,6 +52,7 @@ export function assertErrors (t: Test, response: TestResponse, expected: readonl
       title,
       ...(source === undefined ? {} : { source }),
       ...(want.meta === undefined ? {} : { meta: want.meta }),
+      ...(want.links === undefined ? {} : { links: want.links }),
     }, `error ${want.code} at ${String(want.pointer ?? want.parameter)}`)
     t.type(detail, 'string', 'every error has a detail')
     if (want.detail !== undefined) t.match(detail, want.detail)

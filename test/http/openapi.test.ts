@@ -173,7 +173,7 @@ t.test('the query parameters say what each family accepts', async (t) => {
   t.same(list['page[size]'].schema, { type: 'integer', minimum: 0, maximum: 1000 })
   t.same(list['page[number]'].schema, { type: 'integer', minimum: 1 })
   const detail = parameters('/users/{id}', 'get')
-  t.same(Object.keys(detail).filter((name) => !name.startsWith('fields[')).sort(), ['id', 'include'], 'no sort, filter or page on one resource')
+  t.same(Object.keys(detail).filter((name) => !name.startsWith('fields[')).sort(), ['id', 'if-none-match', 'include'], 'no sort, filter or page on one resource (If-None-Match is a header)')
   t.same(detail.id.schema, { $ref: '#/components/schemas/user.id' })
   t.same(schemas['user.id'].pattern, '^(?:0|[1-9][0-9]*)$')
   const linkage = parameters('/users/{id}/relationships/computers', 'get')
@@ -214,7 +214,7 @@ t.test('bodies: required attributes, read-only ones absent, relationships by the
   const created = exampleDoc.paths['/users'].post.responses['201']
   t.ok(created.headers.Location, 'a 201 declares its Location')
   t.same(Object.keys(exampleDoc.paths['/users'].post.responses).sort(), ['201', '400', '401', '403', '404', '406', '409', '413', '415', '422', '500', '503'])
-  t.same(Object.keys(exampleDoc.paths['/users'].get.responses).sort(), ['200', '400', '401', '403', '406', '415', '500', '503'], 'the context adds 401 and 403')
+  t.same(Object.keys(exampleDoc.paths['/users'].get.responses).sort(), ['200', '304', '400', '401', '403', '406', '415', '500', '503'], 'the context adds 401 and 403')
   t.same(Object.keys(exampleDoc.paths['/users'].get.responses['503'].headers), ['Retry-After'], 'a database fault says when to retry')
   t.same(exampleDoc.paths['/operations'].post.responses['204'], { description: 'Every operation was a removal: no content.' }, 'no body')
   t.ok(schemas['user.collection'].properties.included.items.oneOf.length >= 5, 'included: a union of the includable types')

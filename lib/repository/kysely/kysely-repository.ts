@@ -2,12 +2,14 @@ import { CompiledQuery, sql, type Expression, type Kysely, type SqlBool } from '
 import type { Row } from '../../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type {
-  ColumnValues, LinkTargets, QueryLayer, RelatedRow, Repository, RequiredRow, WriteTarget,
+  ColumnValues, KeysetPage, KeysetWindow, LinkTargets, QueryLayer, RelatedRow, Repository, RequiredRow, WriteTarget,
 } from '../repository.js'
 import type { FilterNode } from '../../query/filter-nodes.js'
+import { keysetKeys } from '../../query/query-tree.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
 import { AliasCounter, EB, anyOf, compileFilter } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
+import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
 
 const OWNER = '__owner'
 /** The alias of the resource's own table in every statement. */
@@ -130,6 +132,79 @@ export class KyselyRepository implements Repository {
     }
   }
 
+  /**
+   * A keyset page in one statement: the window's rows (read from the bound they are closest to, in the keyset order
+   * or its reverse, `limit` rows), and for each bound one row beyond it (`limit 1`, read away from the bound: there
+   * is one exactly when rows lie there), as the parts of a `union all` sorted by part and key. Each part starts at
+   * its bound in an index on its first key (see `keysetBranches`: a column key reads its values and its NULLs as two
+   * branches, merged within the part). The keys are selected as columns (`__fja_k<n>`) to order the parts, and as
+   * text (`__fja_c<n>`), as PostgreSQL prints them, for the cursors: a value read back from its text is the same
+   * value (to the microsecond, every digit), whatever its type.
+   */
+  findKeyset (layer: QueryLayer, window: KeysetWindow): Promise<KeysetPage> {
+    const { resource } = layer
+    const nodes = keysetKeys(layer.sort, resource)
+    const key = (index: number): string => `__fja_k${index}`
+    const orderOf = (reverse: boolean, alias?: string) => sql.join(nodes.map((node, index) =>
+      sql`${sql.ref(alias === undefined ? key(index) : `${alias}.${key(index)}`)} ${sql.raw(node.descending !== reverse ? 'desc' : 'asc')}`))
+    // A column first (not the id): its values and its NULLs are read as two branches, each from its index range.
+    const first = nodes[0]
+    const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute
+    const part = (number: number, bounds: readonly SidedBound[], reverse: boolean, limit: number) => {
+      const branch = (conditions: ReadonlyArray<Expression<SqlBool>>, aliases: AliasCounter, keys: readonly KeysetKey[]) => {
+        let builder = this.#where(layer, aliases)
+          .select(this.#columns(resource, layer.columns, ROOT))
+          .select(keys.map((item, index) => item.expression.as(key(index))))
+          .select(sql.lit(number).as('__fja_part'))
+        for (const condition of conditions) builder = builder.where(condition)
+        return sql`${builder.orderBy(orderOf(reverse)).limit(limit)}`
+      }
+      const compile = (aliases: AliasCounter): KeysetKey[] => nodes.map((node) => ({
+        expression: compileSort(node, resource, ROOT, aliases),
+        descending: node.descending,
+        nullable: node.path.length > 0 || node.attribute !== resource.idAttribute,
+      }))
+      // Each branch compiles its keys and conditions with its own aliases (one counter per statement of a branch).
+      const count = keysetBranches(compile(new AliasCounter()), bounds, indexed).length
+      const branches = Array.from({ length: count }, (_, at) => {
+        const aliases = new AliasCounter()
+        const keys = compile(aliases)
+        return branch(keysetBranches(keys, bounds, indexed)[at], aliases, keys)
+      })
+      if (branches.length === 1) return branches[0]
+      return sql`(select * from (${sql.join(branches, sql` union all `)}) as b order by ${orderOf(reverse, 'b')} limit ${sql.lit(limit)})`
+    }
+    const { after, before } = window
+    const parts = [part(0, [...(after === undefined ? [] : [[after, 'after'] as const]), ...(before === undefined ? [] : [[before, 'before'] as const])], window.fromEnd, window.limit)]
+    // Rows at or before `after` (not after it), nearest first; rows at or after `before`.
+    if (after !== undefined) parts.push(part(1, [[{ values: after.values, inclusive: !after.inclusive }, 'before']], true, 1))
+    if (before !== undefined) parts.push(part(2, [[{ values: before.values, inclusive: !before.inclusive }, 'after']], false, 1))
+    const texts = nodes.map((_, index) => `__fja_c${index}`)
+    const selected = [
+      ...[...new Set([resource.idColumn, ...layer.columns])].map((column) => sql.ref(`p.${column}`)),
+      sql.ref('p.__fja_part'),
+      ...texts.map((text, index) => sql`${sql.ref(`p.${key(index)}`)}::text as ${sql.id(text)}`),
+    ]
+    const statement = sql<Row>`select ${sql.join(selected)} from (${sql.join(parts, sql` union all `)}) as p order by p.__fja_part, ${orderOf(false, 'p')}`
+    return this.#run(async () => {
+      const { rows } = await statement.execute(this.#db)
+      const page: Row[] = []
+      const positions: Array<Array<string | null>> = []
+      let earlier = false
+      let later = false
+      for (const row of rows) {
+        const number = row.__fja_part
+        if (number === 1) earlier = true
+        if (number === 2) later = true
+        if (number !== 0) continue
+        positions.push(texts.map((text) => row[text] as string | null))
+        // `__fja_part` and the keys' texts stay in the row: nothing reads them but this.
+        page.push(row)
+      }
+      return { rows: page, positions, earlier, later }
+    })
+  }
+
   count (layer: QueryLayer): Promise<number> {
     return this.#run(async () => {
       const row = await this.#where(layer, new AliasCounter())
@@ -217,6 +292,17 @@ export class KyselyRepository implements Repository {
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, new AliasCounter())
       const result = await builder.executeTakeFirst()
       return result.numDeletedRows > 0n
+    })
+  }
+
+  lock (target: WriteTarget): Promise<boolean> {
+    const { resource, id, scope } = target
+    return this.#run(async () => {
+      const builder = within(this.#db.selectFrom(`${resource.table} as ${ROOT}`)
+        .select(sql.lit(1).as('one'))
+        .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, new AliasCounter())
+        .modifyEnd(sql`for update of ${sql.raw(ROOT)}`)
+      return (await builder.execute()).length > 0
     })
   }
 

@@ -200,7 +200,7 @@ t.test('cannot declare a resource with an unknown key', async (t) => {
   assertDeclarationError(t, 'relationship (singular)', [{ ...author(), relationship: {} }, book()], 'author', undefined,
     "'relationship' is not an option of a resource (did you mean 'relationships'?)")
   assertDeclarationError(t, 'nothing close', [{ ...tag(), colour: 'red' }], 'tag', undefined,
-    "'colour' is not an option of a resource (its options: type, path, table, id, clientIds, attributes, relationships, input, routes, pagination, count, hooks)")
+    "'colour' is not an option of a resource (its options: type, path, table, id, clientIds, attributes, relationships, input, routes, pagination, count, requireIfMatch, hooks)")
   assertDeclarationError(t, 'id', [{ ...tag(), id: { colum: 'tag_id' } }], 'tag', 'id', "'colum' is not an option of an id (did you mean 'column'?)")
   assertDeclarationError(t, 'routes', [{ ...tag(), routes: { delet: false } }], 'tag', 'routes', "'delet' is not an option of 'routes' (did you mean 'delete'?)")
   assertDeclarationError(t, 'routes not an object', [{ ...tag(), routes: false }], 'tag', 'routes', 'must be an object')
