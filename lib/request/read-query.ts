@@ -220,7 +220,7 @@ function readPage (raw: RawQuery, resource: ResolvedResource, limits: QueryLimit
 }
 
 /** A 400 of cursor pagination: the profile's "invalid parameter value" error, or one of its typed errors. */
-function cursorError (code: 'FJA_INVALID_QUERY_PARAMETER' | 'FJA_INVALID_CURSOR' | 'FJA_MAX_PAGE_SIZE_EXCEEDED' | 'FJA_UNSUPPORTED_SORT', parameter: string, detail: string, type: string = CURSOR_ERROR_TYPES.invalidParameterValue, meta?: Record<string, unknown>): Error {
+function cursorError (code: 'FJA_INVALID_QUERY_PARAMETER' | 'FJA_INVALID_CURSOR' | 'FJA_MAX_PAGE_SIZE_EXCEEDED', parameter: string, detail: string, type: string = CURSOR_ERROR_TYPES.invalidParameterValue, meta?: Record<string, unknown>): Error {
   return jsonApiError(code, { detail, source: { parameter }, links: { type }, ...(meta === undefined ? {} : { meta }) })
 }
 
@@ -239,10 +239,6 @@ function readCursorWindow (raw: RawQuery, resource: ResolvedResource, limits: Qu
   }
   if (raw['page[number]'] !== undefined) {
     throw cursorError('FJA_INVALID_QUERY_PARAMETER', 'page[number]', `page[number] cannot be combined with a cursor (${named ?? 'the cursor pagination profile'}): paginate by number or by cursor`)
-  }
-  const derived = sort.find((key) => key.attribute.column === undefined)
-  if (derived !== undefined) {
-    throw cursorError('FJA_UNSUPPORTED_SORT', 'sort', `'${printSort([derived]).replace(/^-/, '')}' is computed after the rows are read: cursor pagination cannot order by it`, CURSOR_ERROR_TYPES.unsupportedSort)
   }
   const maxSize = resource.pagination.maxSize ?? limits.maxPageSize
   const given = single(raw, 'page[size]')

@@ -271,6 +271,9 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
   if (attribute.storage !== undefined && attribute.storage !== 'json' && attribute.storage !== 'native') {
     throw new ResourceConfigError(type, name, `\`storage\` must be 'json' or 'native', not '${String(attribute.storage)}'${didYouMean(String(attribute.storage), ['json', 'native'])}`)
   }
+  // A derived attribute is computed after the rows are read: SQL can neither order nor filter by it.
+  if (derived !== undefined && attribute.sortable === true) throw new ResourceConfigError(type, name, 'a derived attribute cannot be sortable: it is computed after the rows are read')
+  if (derived !== undefined && attribute.filterable === true) throw new ResourceConfigError(type, name, 'a derived attribute cannot be filterable: it is computed after the rows are read')
   const column = derived === undefined ? checkIdentifier(type, name, attribute.column ?? name) : undefined
   const hidden = attribute.hidden ?? false
   const stored = derived === undefined && !hidden

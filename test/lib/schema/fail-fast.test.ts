@@ -194,6 +194,14 @@ t.test('the declarations of these tests resolve', async (t) => {
   t.same(graph.resources.map((resource) => resource.type), ['author', 'book', 'tag'])
 })
 
+t.test('cannot declare a derived attribute sortable or filterable', async (t) => {
+  const derived = { schema: Type.String(), derived: { columns: ['name'], compute: (row: Record<string, unknown>) => String(row.name) } }
+  assertDeclarationError(t, 'sortable', [{ ...tag(), attributes: { label: { ...derived, sortable: true } } }], 'tag', 'label',
+    'a derived attribute cannot be sortable: it is computed after the rows are read')
+  assertDeclarationError(t, 'filterable', [{ ...tag(), attributes: { label: { ...derived, filterable: true } } }], 'tag', 'label',
+    'a derived attribute cannot be filterable: it is computed after the rows are read')
+})
+
 t.test('cannot declare a resource with an unknown key', async (t) => {
   assertDeclarationError(t, 'tabel', [{ ...author(), tabel: 'writers' }, book()], 'author', undefined,
     "'tabel' is not an option of a resource (did you mean 'table'?)")
