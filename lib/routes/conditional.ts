@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import type { ResolvedResource } from '../schema/resolved.js'
+import type { QueryTree } from '../query/query-tree.js'
+import type { ErrorSource } from '../errors/json-api-error.js'
 import type { ResultSet } from '../service/result-set.js'
 import type { Precondition } from '../service/resource-service.js'
 import { singleDocument } from '../document/write-document.js'
@@ -58,23 +60,35 @@ export function noneMatch (header: string | string[] | undefined, tag: string): 
   return tags.some((item) => item.opaque === opaque)
 }
 
+/** The query of `GET /<type>/<id>` without parameters, read once per resource (it depends on the registration only). */
+const plainQueries = new WeakMap<ResolvedResource, QueryTree>()
+
+function plainQuery (context: RouteContext, resource: ResolvedResource): QueryTree {
+  let query = plainQueries.get(resource)
+  if (query === undefined) {
+    query = readQuery({}, resource, context.graph, context.limits, false)
+    plainQueries.set(resource, query)
+  }
+  return query
+}
+
 /**
  * The precondition of a write of `resource` `id` from the request's `If-Match`: undefined when there is none (a 428
  * when the resource requires one). The tag compared is the one `GET /<type>/<id>` answers with: the hash of the same
  * document, rendered the same way, inside the write's transaction.
  *
- * @param where the header's name for the errors (`If-Match`), or the member of an operation (`meta.ifMatch`)
+ * @param source where the tags came from, for the errors: the header (`If-Match`), or an operation's member
  */
 export function preconditionOf (
   context: RouteContext, resource: ResolvedResource, id: string, header: string | string[] | undefined,
-  where: { readonly header: string } | { readonly pointer: string } = { header: 'If-Match' },
+  source: ErrorSource = { header: 'If-Match' },
 ): Precondition | undefined {
   const tags = parseTags(header)
   if (tags === undefined) {
     if (resource.requireIfMatch) {
       throw jsonApiError('FJA_PRECONDITION_REQUIRED', {
         detail: `a write of '${resource.type}' needs If-Match: the ETag of GET ${resource.path}/{id} (or *)`,
-        source: 'header' in where ? { header: where.header } : { pointer: where.pointer },
+        source,
       })
     }
     return undefined
@@ -82,10 +96,10 @@ export function preconditionOf (
   if (tags === null) {
     throw jsonApiError('FJA_INVALID_HEADER', {
       detail: 'If-Match must be * or a list of entity tags ("…" or W/"…")',
-      source: 'header' in where ? { header: where.header } : { pointer: where.pointer },
+      source,
     })
   }
-  const query = readQuery({}, resource, context.graph, context.limits, false)
+  const query = plainQuery(context, resource)
   const path = `${resource.path}/${encodeURIComponent(id)}`
   return {
     // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches.
@@ -94,7 +108,7 @@ export function preconditionOf (
       return tags.some((item) => !item.weak && item.opaque === tag)
     },
     query,
-    source: 'header' in where ? { header: where.header } : { pointer: where.pointer },
+    source,
   }
 }
 

@@ -299,9 +299,9 @@ export class ResourceService {
     const context: WriteContext = { resource, action: 'update', base }
     const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined
     return this.#write(context, several, async (service, repository) => {
-      await service.#holds(resource, id, precondition)
+      const seen = await service.#holds(resource, id, precondition)
       checkWritable(this.#graph, sent.relationships, 'update')
-      await service.#visibleToHooks(resource, id, resource.hooks.beforeUpdate !== undefined || resource.hooks.beforeLink !== undefined)
+      await service.#visibleToHooks(resource, id, !seen && (resource.hooks.beforeUpdate !== undefined || resource.hooks.beforeLink !== undefined))
       const writable = { ...sent, attributes: writableAttributes(resource, sent.attributes) }
       const input = await service.#inputHook('beforeUpdate', resource, writable, () => service.#existingEvent(resource, id), base)
       await service.beforeLinks(resource, id, input.relationships, 'replace')
@@ -324,9 +324,9 @@ export class ResourceService {
   async replaceLinkage (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], precondition?: Precondition): Promise<void> {
     const several = resource.hasWriteHooks || inputs.some(isStoredElsewhere) || precondition !== undefined
     await this.#write({ resource, action: 'update', base: '/data' }, several, async (service) => {
-      await service.#holds(resource, id, precondition)
+      const seen = await service.#holds(resource, id, precondition)
       checkWritable(this.#graph, inputs, 'update')
-      await service.#visibleToHooks(resource, id, resource.hooks.beforeLink !== undefined)
+      await service.#visibleToHooks(resource, id, !seen && resource.hooks.beforeLink !== undefined)
       await service.beforeLinks(resource, id, inputs, 'replace')
       await service.#link(resource, id, inputs, {}, [])
     })
@@ -335,8 +335,7 @@ export class ResourceService {
   /** Adds members to, or removes members from, a to-many relationship of a resource the request can see. */
   changeMembers (resource: ResolvedResource, id: string, input: LinkageInput, mode: 'add' | 'remove', precondition?: Precondition): Promise<void> {
     return this.#write({ resource, action: 'link', base: '/data' }, true, async (service, repository) => {
-      await service.#holds(resource, id, precondition)
-      await service.assertVisible(resource, id)
+      if (!await service.#holds(resource, id, precondition)) await service.assertVisible(resource, id)
       checkWritable(this.#graph, [input], 'update')
       await service.beforeLinks(resource, id, [input], mode)
       await changeMembers(repository, this.#graph, this.#composer, resource, id, input, mode)
@@ -347,15 +346,17 @@ export class ResourceService {
    * Checks a write's precondition, first thing in its transaction: locks the resource's row (so that a concurrent
    * write with the same tag waits, then fails), reads its representation within the scope and compares its tag;
    * 404 when the request cannot see it, 412 when no tag sent matches.
+   *
+   * @returns whether it saw the resource (so the write need not check again that the request can see it)
    */
-  async #holds (resource: ResolvedResource, id: string, precondition: Precondition | undefined): Promise<void> {
-    if (precondition === undefined) return
+  async #holds (resource: ResolvedResource, id: string, precondition: Precondition | undefined): Promise<boolean> {
+    if (precondition === undefined) return false
     if (!isValidId(resource, id)) throw notFound(resource, id)
     if (this.#repository.lock !== undefined && !await this.#repository.lock(this.#composer.target(resource, id))) throw notFound(resource, id)
     const { matches } = precondition
     if (matches === '*') {
       if (this.#repository.lock === undefined) await this.assertVisible(resource, id)
-      return
+      return true
     }
     if (!matches(await this.read(resource, id, precondition.query))) {
       throw jsonApiError('FJA_PRECONDITION_FAILED', {
@@ -363,6 +364,7 @@ export class ResourceService {
         source: precondition.source,
       })
     }
+    return true
   }
 
   /** Runs `beforeLink` for each relationship change; an error without a source points at the linkage. */
@@ -452,8 +454,8 @@ export class ResourceService {
   /** Deletes a resource; 404 when there is none the request can see, 409 when storage refuses because others reference it. */
   remove (resource: ResolvedResource, id: string, precondition?: Precondition): Promise<void> {
     return this.#write({ resource, action: 'delete', base: '/data' }, resource.hasWriteHooks || precondition !== undefined, async (service, repository) => {
-      await service.#holds(resource, id, precondition)
-      await service.#visibleToHooks(resource, id, resource.hooks.beforeDelete !== undefined)
+      const seen = await service.#holds(resource, id, precondition)
+      await service.#visibleToHooks(resource, id, !seen && resource.hooks.beforeDelete !== undefined)
       await resource.hooks.beforeDelete?.(service.#existingEvent(resource, id))
       if (!await repository.delete(this.#composer.target(resource, id))) throw notFound(resource, id)
       await resource.hooks.afterDelete?.(Object.assign(service.#event(resource), { id }))
