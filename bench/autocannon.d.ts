@@ -64,6 +64,8 @@ declare module 'autocannon' {
 
     interface Instance extends PromiseLike<Result> {
       stop (): void
+      /** Each response: its status code, its size and its latency in milliseconds (a fraction, not rounded). */
+      on (event: 'response', listener: (client: unknown, statusCode: number, bytes: number, milliseconds: number) => void): this
     }
   }
 

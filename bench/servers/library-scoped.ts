@@ -37,7 +37,7 @@ const db = openDatabase()
 try {
   const app = Fastify({ logger: false })
   await app.register(jsonApi, { db, resources: scoped, context: () => ({ hidden: 'hidden' }) })
-  await serve(app, db)
+  await serve(app, () => db.destroy())
 } catch (error) {
   console.error(error)
   await db.destroy().catch(() => {})

@@ -8,7 +8,7 @@ import { openDatabase, serve } from './serve.js'
 const db = openDatabase()
 try {
   const app = await buildApp({ db, logger: false })
-  await serve(app, db)
+  await serve(app, () => db.destroy())
 } catch (error) {
   console.error(error)
   await db.destroy().catch(() => {})

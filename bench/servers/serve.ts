@@ -1,6 +1,6 @@
 /**
  * What both benchmark servers share, so that they differ only in how they answer requests: the same `pg` pool
- * settings, the same Kysely dialect, the same listen address, and the same start/stop protocol with `bench/run.ts`.
+ * settings, the same Kysely dialect (for the servers that use Kysely), the same listen address, and the same start/stop protocol with `bench/run.ts`.
  *
  * Protocol: the server reads the database URL from `BENCH_DATABASE_URL`, listens on 127.0.0.1 on a free port, and
  * prints one line of JSON to stdout, `{"port":<n>}`. On SIGUSR2 it prints the CPU time the process has used so far,
@@ -16,25 +16,32 @@ import pg from 'pg'
 /** The size of each server's connection pool (as many as autocannon's default connections). */
 export const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10)
 
-/** Opens the benchmark database through `pg` and Kysely. */
-export function openDatabase (): Kysely<any> {
+/** A `pg` pool on the benchmark database, the same settings in every server. */
+export function openPool (): pg.Pool {
   const connectionString = process.env.BENCH_DATABASE_URL
   if (connectionString === undefined || connectionString === '') {
     throw new Error('BENCH_DATABASE_URL is not set: start this server through `npm run bench`')
   }
-  const pool = new pg.Pool({ connectionString, max: POOL_SIZE })
-  return new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  return new pg.Pool({ connectionString, max: POOL_SIZE })
 }
 
-/** Listens on 127.0.0.1 (free port), announces the port on stdout, and stops cleanly on SIGTERM / SIGINT. */
-export async function serve (app: FastifyInstance, db: Kysely<any>): Promise<void> {
+/** Opens the benchmark database through `pg` and Kysely. */
+export function openDatabase (): Kysely<any> {
+  return new Kysely<any>({ dialect: new PostgresDialect({ pool: openPool() }) })
+}
+
+/**
+ * Listens on 127.0.0.1 (free port), announces the port on stdout, and stops cleanly on SIGTERM / SIGINT: closes the
+ * app, then the database (`close`).
+ */
+export async function serve (app: FastifyInstance, close: () => Promise<unknown>): Promise<void> {
   let stopping = false
   const stop = async (): Promise<void> => {
     if (stopping) return
     stopping = true
     try {
       await app.close()
-      await db.destroy()
+      await close()
       process.exit(0)
     } catch (error) {
       console.error(error)
