@@ -20,6 +20,14 @@ import type { Repository } from './repository/repository.js'
 export interface JsonApiOptions {
   /** The Kysely instance the default repository uses. Required unless `repository` is given. */
   readonly db?: Kysely<any>
+  /**
+   * A read-only Kysely instance (a streaming replica, say) for the reads of `GET` and `HEAD` requests of the resource,
+   * related and relationship routes, streamed collections (`page[size]=0`) included. Everything else runs on `db`:
+   * every write and the document it answers with (read in the write's transaction), the preconditions of writes, and
+   * the whole `/operations` endpoint, reads included. Needs `db` and the default repository (not with `repository`).
+   * A replica lags: a client may not see its own write on its next `GET` (see docs/deployment.md).
+   */
+  readonly readDb?: Kysely<any>
   /** A repository to use instead of the Kysely one (the storage seam). */
   readonly repository?: Repository
   /** The resource declarations. Types and paths must be unique. */
@@ -164,7 +172,7 @@ export interface OpenApiOptions {
  */
 export const OPTION_KEYS = {
   options: keyList<JsonApiOptions>()([
-    'db', 'repository', 'resources', 'context', 'baseUrl', 'pagination', 'include', 'sort', 'filter', 'operations',
+    'db', 'readDb', 'repository', 'resources', 'context', 'baseUrl', 'pagination', 'include', 'sort', 'filter', 'operations',
     'maxIncludeDepth', 'openapi', 'database', 'notFoundHandler', 'checkDatabaseSchema',
   ]),
   /** What Fastify's `register(plugin, options)` reads itself and leaves in the plugin's options. */

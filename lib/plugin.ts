@@ -1,9 +1,11 @@
 import fastifyPlugin from 'fastify-plugin'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { Kysely } from 'kysely'
 import { OPTION_KEYS, type JsonApiOptions } from './options.js'
 import { resolveResources } from './schema/resolve-resources.js'
 import { unknownKey, unknownKeyMessage } from './schema/known-keys.js'
 import { KyselyRepository } from './repository/kysely/kysely-repository.js'
+import type { Repository } from './repository/repository.js'
 import { checkDatabaseSchema } from './repository/kysely/check-database-schema.js'
 import { jsonApiErrorHandler, JSONAPI_MEDIA_TYPE } from './errors/error-handler.js'
 import { jsonApiError } from './errors/error-codes.js'
@@ -129,14 +131,36 @@ function resolveOperations (options: JsonApiOptions): OperationsSettings | undef
   return Object.freeze({ path, maxOperations: integerOption('operations.maxOperations', operations.maxOperations, 100) })
 }
 
-const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin (fastify: FastifyInstance, options: JsonApiOptions) {
-  checkOptionKeys(options)
+/** Whether a value looks like a Kysely instance (duck-typed: another copy of Kysely is one too). */
+function isKysely (value: unknown): value is Kysely<any> {
+  if (typeof value !== 'object' || value === null) return false
+  const kysely = value as Record<string, unknown>
+  return ['selectFrom', 'insertInto', 'transaction', 'executeQuery', 'getExecutor'].every((name) => typeof kysely[name] === 'function')
+}
+
+/**
+ * The repository of writes (and of everything in `/operations`), and the one `GET`/`HEAD` requests read with: a
+ * Kysely repository on `readDb` when it is given, the same repository otherwise.
+ */
+function resolveRepositories (options: JsonApiOptions): { repository: Repository, readRepository: Repository } {
   if (options.db === undefined && options.repository === undefined) {
     throw new JsonApiOptionsError('pass your Kysely instance as `db` (or a `repository`)')
   }
+  if (options.db !== undefined && !isKysely(options.db)) throw new JsonApiOptionsError('`db` must be a Kysely instance')
+  const repository = options.repository ?? new KyselyRepository(options.db!)
+  if (options.readDb === undefined) return { repository, readRepository: repository }
+  if (options.db === undefined || options.repository !== undefined) {
+    throw new JsonApiOptionsError('`readDb` needs `db` and the default repository: reads of GET requests go to `readDb`, everything else to `db` (a custom `repository` chooses its databases itself)')
+  }
+  if (!isKysely(options.readDb)) throw new JsonApiOptionsError('`readDb` must be a Kysely instance (a read-only one, on a replica say)')
+  return { repository, readRepository: new KyselyRepository(options.readDb) }
+}
+
+const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin (fastify: FastifyInstance, options: JsonApiOptions) {
+  checkOptionKeys(options)
+  const { repository, readRepository } = resolveRepositories(options)
   const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '')
   const graph = resolveResources(options.resources)
-  const repository = options.repository ?? new KyselyRepository(options.db!)
   if (options.context !== undefined && typeof options.context !== 'function') {
     throw new JsonApiOptionsError('`context` must be a function of the request')
   }
@@ -154,6 +178,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   const context: RouteContext = Object.freeze({
     graph,
     repository,
+    readRepository,
     limits,
     // Links are the base URL, the registration's prefix, and a path of the plugin's own (`/users/1`).
     baseUrl: `${baseUrl}${fastify.prefix}`,
@@ -190,13 +215,17 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     // Conditional GET: every 200 carries the ETag of its bytes; If-None-Match holding it makes it a 304 without a
     // body. (A streamed collection, `page[size]=0`, has no bytes to hash before it is sent: no ETag.)
     if ((request.method === 'GET' || request.method === 'HEAD') && reply.statusCode === 200 && typeof payload === 'string') {
-      const tag = entityTag(payload)
+      // The body's bytes once: hashed for the tag, then sent as they are (not encoded again to be written).
+      const bytes = Buffer.from(payload)
+      const tag = entityTag(bytes)
       reply.header('etag', tag)
       if (noneMatch(request.headers['if-none-match'], tag)) {
         reply.code(304)
         done(null, '')
         return
       }
+      done(null, bytes)
+      return
     }
     done(null, payload)
   })

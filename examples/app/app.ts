@@ -14,6 +14,11 @@ import { exampleContext } from './context.js'
 export interface BuildAppOptions {
   /** The database the resources live in, already migrated. */
   readonly db: Kysely<any>
+  /**
+   * A read-only database (a streaming replica of `db`) for the reads of GET requests; writes and `/operations` stay
+   * on `db` (see docs/deployment.md). Optional.
+   */
+  readonly readDb?: Kysely<any>
   /** Fastify's logger option (off by default). */
   readonly logger?: FastifyServerOptions['logger']
 }
@@ -26,7 +31,7 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
     info: { title: 'fastify-jsonapi example', version: '1.0.0', description: 'The reference service of fastify-jsonapi.' },
   }))
   // checkDatabaseSchema: `ready()` fails, listing them, when a table or column the declarations name is missing.
-  await app.register(jsonApi, { db: options.db, resources, context: exampleContext(options.db), checkDatabaseSchema: true })
+  await app.register(jsonApi, { db: options.db, readDb: options.readDb, resources, context: exampleContext(options.db), checkDatabaseSchema: true })
   // The document itself, and an interactive page for it.
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(swaggerUi, { routePrefix: '/docs' })

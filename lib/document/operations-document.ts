@@ -13,7 +13,7 @@ export function operationsDocument (results: ReadonlyArray<ResultSet | null>, qu
   return {
     'atomic:results': results.map((result) => {
       const primary = result?.primary[0]
-      return { data: result === null || primary === undefined ? null : new ResourceWriter(baseUrl, query, result).write(primary), meta: null }
+      return { data: result === null || primary === undefined ? null : new ResourceWriter(baseUrl, query, result).json(primary), meta: null }
     }),
     jsonapi: { version: '1.1', ext: [ATOMIC_EXTENSION] },
   }

@@ -1,8 +1,9 @@
-import type { ResolvedResource } from '../schema/resolved.js'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import { readValue } from '../schema/value-codec.js'
 import type { QueryTree } from '../query/query-tree.js'
 import { resourceKey, type ResourceRow, type ResultSet } from '../service/result-set.js'
 import { selectionOf, type Selection } from '../service/selection.js'
+import { JsonText, quote, valueJson } from './json-text.js'
 
 /** A resource identifier object. */
 export interface ResourceIdentifier {
@@ -17,15 +18,74 @@ export interface ResourceObject extends ResourceIdentifier {
   readonly links: { readonly self: string }
 }
 
-/** Renders resource objects for one request, reusing each type's selection. */
+/** The text of a string inside a JSON string (escaped, without the quotes). */
+function inner (text: string): string {
+  return quote(text).slice(1, -1)
+}
+
+/**
+ * What is the same in every resource object of a type and fieldset, written once: the opening with the type, each
+ * attribute's `"name":`, each relationship's name and the ends of its links.
+ */
+interface Template {
+  /** `{"type":"user","id":` */
+  readonly head: string
+  readonly attributes: ReadonlyArray<{ readonly member: string; readonly attribute: ResolvedAttribute }>
+  /** The resource path inside a JSON string: `/users/`. */
+  readonly path: string
+  readonly relationships: ReadonlyArray<{
+    readonly relationship: ResolvedRelationship
+    /** `"computers":{"links":{"self":` */
+    readonly member: string
+    /** `/relationships/computers` and `/computers`, escaped for a JSON string. */
+    readonly self: string
+    readonly related: string
+    /** `{"type":"computer","id":` */
+    readonly identifier: string
+  }>
+}
+
+const TEMPLATES = new WeakMap<Selection, Template>()
+
+function templateOf (resource: ResolvedResource, selection: Selection): Template {
+  let template = TEMPLATES.get(selection)
+  if (template === undefined) {
+    template = {
+      head: `{"type":${quote(resource.type)},"id":`,
+      attributes: selection.attributes.flatMap((name) => {
+        const attribute = resource.attributes.get(name)
+        return attribute === undefined ? [] : [{ member: `${quote(name)}:`, attribute }]
+      }),
+      path: inner(`${resource.path}/`),
+      relationships: selection.relationships.map((relationship) => ({
+        relationship,
+        member: `${quote(relationship.name)}:{"links":{"self":`,
+        self: inner(`/relationships/${relationship.name}`),
+        related: inner(`/${relationship.name}`),
+        identifier: `{"type":${quote(relationship.targetType)},"id":`,
+      })),
+    }
+    TEMPLATES.set(selection, template)
+  }
+  return template
+}
+
+/**
+ * Renders resource objects for one request, reusing each type's selection. Resource objects are written straight to
+ * JSON text ({@link ResourceWriter.json}), through a template per type and fieldset: the same text as
+ * `JSON.stringify` of the object ({@link ResourceWriter.write}), member for member.
+ */
 export class ResourceWriter {
   readonly #baseUrl: string
+  /** The base URL inside a JSON string. */
+  readonly #baseJson: string
   readonly #query: QueryTree
   readonly #result: ResultSet
   readonly #selections = new Map<ResolvedResource, Selection>()
 
   constructor (baseUrl: string, query: QueryTree, result: ResultSet) {
     this.#baseUrl = baseUrl
+    this.#baseJson = inner(baseUrl)
     this.#query = query
     this.#result = result
   }
@@ -44,6 +104,63 @@ export class ResourceWriter {
     return selection
   }
 
+  /** The attributes of the fieldset: stored ones read from their column, derived ones computed from the row. */
+  #value (attribute: ResolvedAttribute, row: ResourceRow['row']): unknown {
+    return attribute.derived === undefined ? readValue(attribute, row[attribute.column as string]) : attribute.derived.compute(row)
+  }
+
+  /**
+   * The JSON text of a row's resource object (see {@link ResourceWriter.write}), with `meta` last when given.
+   */
+  json (item: ResourceRow, meta?: unknown): JsonText {
+    return new JsonText(this.#append('', item, meta))
+  }
+
+  /** The JSON text of an array of rows' resource objects. */
+  array (items: readonly ResourceRow[]): JsonText {
+    let json = '['
+    for (let index = 0; index < items.length; index++) json = this.#append(index === 0 ? json : `${json},`, items[index])
+    return new JsonText(`${json}]`)
+  }
+
+  /** `json` followed by the JSON text of a row's resource object. */
+  #append (json: string, { resource, id, row }: ResourceRow, meta?: unknown): string {
+    const template = templateOf(resource, this.#selection(resource))
+    json += `${template.head}${quote(id)},"attributes":{`
+    let first = true
+    for (const { member, attribute } of template.attributes) {
+      const value = valueJson(this.#value(attribute, row))
+      if (value === undefined) continue
+      json += first ? `${member}${value}` : `,${member}${value}`
+      first = false
+    }
+    // The self link inside a JSON string: encodeURIComponent leaves nothing that needs escaping.
+    const self = `${this.#baseJson}${template.path}${encodeURIComponent(id)}`
+    json += `},"links":{"self":"${self}"}`
+    if (template.relationships.length > 0) {
+      const linkage = this.#result.linkage.get(resourceKey(resource.type, id))
+      json += ',"relationships":{'
+      for (let index = 0; index < template.relationships.length; index++) {
+        const entry = template.relationships[index]
+        json += `${index === 0 ? '' : ','}${entry.member}"${self}${entry.self}","related":"${self}${entry.related}"}`
+        const ids = linkage?.get(entry.relationship.name)
+        if (ids !== undefined) {
+          if (entry.relationship.toMany) {
+            json += ',"data":['
+            for (let at = 0; at < ids.length; at++) json += `${at === 0 ? '' : ','}${entry.identifier}${quote(ids[at])}}`
+            json += ']'
+          } else {
+            json += ids.length === 0 ? ',"data":null' : `,"data":${entry.identifier}${quote(ids[0])}}`
+          }
+        }
+        json += '}'
+      }
+      json += '}'
+    }
+    if (meta !== undefined) json += `,"meta":${JSON.stringify(meta)}`
+    return `${json}}`
+  }
+
   /** The resource object of a row: attributes of the fieldset, relationship links, linkage where included. */
   write ({ resource, id, row }: ResourceRow): ResourceObject {
     const selection = this.#selection(resource)
@@ -51,9 +168,7 @@ export class ResourceWriter {
     for (const name of selection.attributes) {
       const attribute = resource.attributes.get(name)
       if (attribute === undefined) continue
-      attributes[name] = attribute.derived === undefined
-        ? readValue(attribute, row[attribute.column as string])
-        : attribute.derived.compute(row)
+      attributes[name] = this.#value(attribute, row)
     }
     const self = this.selfLink(resource, id)
     const linkage = this.#result.linkage.get(resourceKey(resource.type, id))

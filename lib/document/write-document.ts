@@ -1,6 +1,6 @@
 import type { QueryTree } from '../query/query-tree.js'
 import type { CursorCodec } from '../query/cursors.js'
-import type { CursorResult, ResultSet } from '../service/result-set.js'
+import { countMeta, type CursorResult, type ResultSet } from '../service/result-set.js'
 import { ResourceWriter } from './resource-object.js'
 import { cursorPaginationLinks, paginationLinks } from './pagination-links.js'
 
@@ -25,11 +25,11 @@ export function singleDocument (result: ResultSet, query: QueryTree, location: R
   const primary = result.primary[0]
   const self = related || primary === undefined ? `${location.baseUrl}${location.path}` : writer.selfLink(primary.resource, primary.id)
   const document: Record<string, unknown> = {
-    data: primary === undefined ? null : writer.write(primary),
+    data: primary === undefined ? null : writer.json(primary),
     links: { self },
     jsonapi: JSONAPI_OBJECT,
   }
-  if (result.included.length > 0) document.included = result.included.map((item) => writer.write(item))
+  if (result.included.length > 0) document.included = writer.array(result.included)
   return document
 }
 
@@ -46,11 +46,12 @@ function cursorParts (result: ResultSet & { cursor: CursorResult }, query: Query
   const encoded = new Map(result.cursor.positions.map((position, index) => [position, cursors[index]]))
   const page: Record<string, unknown> = {}
   if (result.count !== undefined) page.total = result.count
+  if (result.estimatedCount !== undefined) page.estimatedTotal = { bestGuess: result.estimatedCount }
   if (result.cursor.rangeTruncated) page.rangeTruncated = true
   return {
     itemMeta: (index: number) => ({ page: { cursor: cursors[index] } }),
     links: cursorPaginationLinks(location, result.cursor, (position) => encoded.get(position) ?? codec.encode(position, context)),
-    meta: { ...(result.count === undefined ? {} : { count: result.count }), ...(Object.keys(page).length === 0 ? {} : { page }) },
+    meta: { ...countMeta(result), ...(Object.keys(page).length === 0 ? {} : { page }) },
   }
 }
 
@@ -63,21 +64,22 @@ export function collectionDocument (result: ResultSet, query: QueryTree, locatio
   if (result.cursor !== undefined) {
     const parts = cursorParts(result as ResultSet & { cursor: CursorResult }, query, location, codec)
     const document: Record<string, unknown> = {
-      data: result.primary.map((item, index) => ({ ...writer.write(item), meta: parts.itemMeta(index) })),
+      data: result.primary.map((item, index) => writer.json(item, parts.itemMeta(index))),
       links: parts.links,
       jsonapi: JSONAPI_OBJECT,
     }
     if (Object.keys(parts.meta).length > 0) document.meta = parts.meta
-    if (result.included.length > 0) document.included = result.included.map((item) => writer.write(item))
+    if (result.included.length > 0) document.included = writer.array(result.included)
     return document
   }
   const document: Record<string, unknown> = {
-    data: result.primary.map((item) => writer.write(item)),
+    data: writer.array(result.primary),
     links: paginationLinks(location, query.page, result),
     jsonapi: JSONAPI_OBJECT,
   }
-  if (result.count !== undefined) document.meta = { count: result.count }
-  if (result.included.length > 0) document.included = result.included.map((item) => writer.write(item))
+  const meta = countMeta(result)
+  if (meta.count !== undefined) document.meta = meta
+  if (result.included.length > 0) document.included = writer.array(result.included)
   return document
 }
 
@@ -109,7 +111,8 @@ export function linkageDocument (result: ResultSet, toMany: boolean, targetType:
     data: linkageData(targetType, toMany, result.primary.map((item) => item.id)),
     jsonapi: JSONAPI_OBJECT,
   }
-  if (result.count !== undefined) document.meta = { count: result.count }
+  const meta = countMeta(result)
+  if (meta.count !== undefined) document.meta = meta
   return document
 }
 

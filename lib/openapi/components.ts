@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox'
-import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { CountStrategy, ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, operatorApplies } from '../query/builtin-operators.js'
 import type { BuiltinOperator } from '../query/filter-nodes.js'
 
@@ -43,6 +43,13 @@ function idSchema (resource: ResolvedResource): JsonSchema {
       description: 'A text id.',
     }
   }
+}
+
+/** The component of the `meta` of a collection, by the count strategy of its type. */
+const COLLECTION_META: Readonly<Record<CountStrategy, string>> = {
+  exact: 'jsonapi.collection-meta',
+  estimated: 'jsonapi.estimated-collection-meta',
+  none: 'jsonapi.uncounted-collection-meta',
 }
 
 /** The most include paths (and sort keys) listed for one resource; beyond it the document lists the first ones only. */
@@ -136,21 +143,54 @@ export class OpenApiComponents {
       next: this.ref('jsonapi.link'),
       last: this.ref('jsonapi.link'),
     }
-    const paged = 'By number: `prev` is absent on the first page, `next` on the last, `last` when the collection is not counted. ' +
+    const paged = 'By number: `prev` is absent on the first page, `next` on the last, `last` when the collection is not counted exactly ' +
+      '(`count: false`, or an estimated count: `meta.countEstimated`). ' +
       'By cursor (cursor pagination profile): `prev` and `next` carry `page[before]` / `page[after]`, absent when no row lies in that direction; no `last`.'
     this.#add('jsonapi.pagination-links', { ...closed(pagination, ['self']), description: paged })
     this.#add('jsonapi.relationship-pagination-links', { ...closed({ ...pagination, related: this.ref('jsonapi.link') }, ['self', 'related']), description: paged })
-    this.#add('jsonapi.collection-meta', closed({
-      count: { type: 'integer', minimum: 0, description: 'The number of resources the filter matches, over every page.' },
-      page: {
-        ...closed({
-          total: { type: 'integer', minimum: 0, description: 'The same number as `count`.' },
-          rangeTruncated: { const: true, description: 'A range (`page[after]` with `page[before]`) held more rows than the page: the first ones are returned.' },
-        }),
-        description: 'Pagination metadata of a cursor page (cursor pagination profile).',
-      },
-    }))
+    this.#collectionMeta()
     if (operations) this.#operations()
+  }
+
+  /**
+   * The `meta` of collections, one schema per count strategy in use (`jsonapi.collection-meta`, exact, is always
+   * there): exact, `count` and the cursor profile's `page.total`; estimated, `count` with `countEstimated` and
+   * `page.estimatedTotal` when it is the planner's estimate; none, neither.
+   */
+  #collectionMeta (): void {
+    const strategies = new Set<CountStrategy>(['exact', ...this.#graph.resources.map((resource) => resource.count)])
+    const rangeTruncated = { const: true, description: 'A range (`page[after]` with `page[before]`) held more rows than the page: the first ones are returned.' }
+    const page = (members: Record<string, JsonSchema>): JsonSchema => ({
+      ...closed({ ...members, rangeTruncated }),
+      description: 'Pagination metadata of a cursor page (cursor pagination profile).',
+    })
+    const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description })
+    const schemas: Record<CountStrategy, () => JsonSchema> = {
+      exact: () => closed({
+        count: count('The number of resources the filter matches, over every page.'),
+        page: page({ total: count('The same number as `count`.') }),
+      }),
+      estimated: () => ({
+        ...closed({
+          count: count('The number of resources the filter matches, over every page: the database planner\'s estimate when `countEstimated` is ' +
+            'there, else exact (the page showed it: the last page, when the rows before it are known).'),
+          countEstimated: { const: true, description: '`count` is an estimate (not a `count(*)`): it may differ from the number of rows.' },
+          page: page({
+            total: count('The same number as `count`, when it is exact.'),
+            estimatedTotal: {
+              ...closed({ bestGuess: count('The same number as `count`.') }, ['bestGuess']),
+              description: 'The estimate of `count`, when it is one (cursor pagination profile).',
+            },
+          }),
+        }),
+        description: 'The collection of a type counted by estimate (`count: \'estimated\'`).',
+      }),
+      none: () => ({
+        ...closed({ page: page({}) }),
+        description: 'The collection of a type without a count (`count: false`).',
+      }),
+    }
+    for (const strategy of strategies) this.#add(COLLECTION_META[strategy], schemas[strategy]())
   }
 
   #resource (resource: ResolvedResource): void {
@@ -190,14 +230,14 @@ export class OpenApiComponents {
       data: arrayOf(this.ref(name('resource'))),
       ...includedMember,
       links: this.ref('jsonapi.pagination-links'),
-      meta: this.ref('jsonapi.collection-meta'),
+      meta: this.ref(COLLECTION_META[resource.count]),
       ...jsonapi,
     }, ['data', 'links']))
 
     this.#add(name('to-many-linkage-document'), closed({
       links: this.ref('jsonapi.relationship-pagination-links'),
       data: arrayOf(this.ref(name('identifier'))),
-      meta: this.ref('jsonapi.collection-meta'),
+      meta: this.ref(COLLECTION_META[resource.count]),
       ...jsonapi,
     }, ['links', 'data']))
     this.#add(name('to-one-linkage-document'), closed({ links: this.ref('jsonapi.relationship-links'), data: nullable(this.ref(name('identifier'))), ...jsonapi }, ['links', 'data']))

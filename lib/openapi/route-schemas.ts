@@ -4,6 +4,7 @@ import type { QueryLimits } from '../request/read-query.js'
 import type { JsonApiAction } from '../routes/route-config.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { ATOMIC_EXTENSION } from '../document/operations-document.js'
+import { documentJson } from '../document/json-text.js'
 import { BUILTIN_OPERATORS } from '../query/builtin-operators.js'
 import { CURSOR_PAGINATION_PROFILE } from '../query/cursors.js'
 import { OpenApiComponents, type JsonSchema } from './components.js'
@@ -46,8 +47,8 @@ const REASONS: Readonly<Record<number, string>> = {
 
 /** Every query parameter `fields[<type>]`, `include`, `sort`, `filter`… is a string: no compilation is needed. */
 const NO_VALIDATION = (): ((value: unknown) => boolean) => () => true
-/** Responses are serialized as they always were: the schemas describe, they do not filter. */
-const PLAIN_SERIALIZER = (): ((value: unknown) => string) => (value) => JSON.stringify(value)
+/** Responses are serialized as `JSON.stringify` would (the routes send JSON text): the schemas describe, they do not filter. */
+const PLAIN_SERIALIZER = (): ((value: unknown) => string) => documentJson
 
 function pascal (text: string): string {
   return text.split(/[^A-Za-z0-9]+/).filter(Boolean).map((part) => part[0].toUpperCase() + part.slice(1)).join('')

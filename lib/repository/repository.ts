@@ -113,6 +113,12 @@ export interface Repository {
   /** The number of rows that match the layer's `where` (its window ignored). */
   count(layer: QueryLayer): Promise<number>
   /**
+   * An estimate of the number of rows that match the layer's `where` (its window ignored), without reading them: a
+   * non-negative integer (PostgreSQL: the planner's row estimate of the SELECT, from the table's statistics). For
+   * resources with `count: 'estimated'`. Optional: without it, such resources are counted exactly (`count`).
+   */
+  estimateCount?(layer: QueryLayer): Promise<number>
+  /**
    * A keyset page of a layer (cursor pagination), its window ignored: the rows of `window` in the layer's order
    * (the keys of `keysetKeys(layer.sort)`, NULLs last ascending and first descending), with the text of their keys,
    * and whether rows lie beyond each bound: one statement, whatever the depth of the page. Optional: without it,

@@ -50,6 +50,9 @@ function hasBody (request: FastifyRequest): boolean {
 }
 
 const NONE: ReadonlySet<string> = new Set()
+/** What every JSON:API media range contains, in any case (the essence is compared lowercased). */
+const MENTIONS_JSONAPI = /vnd\.api\+json/i
+
 const QUALITY: ReadonlySet<string> = new Set(['q'])
 
 /**
@@ -73,7 +76,8 @@ export function negotiate (request: FastifyRequest): void {
     }
   }
   const accept = request.headers.accept
-  if (accept !== undefined && accept.trim() !== '') {
+  // Most requests: no Accept, or one without the JSON:API media type, or exactly it (nothing to check).
+  if (accept !== undefined && accept !== JSONAPI_MEDIA_TYPE && MENTIONS_JSONAPI.test(accept)) {
     const ranges = splitOutsideQuotes(accept, ',').map(parseMediaType).filter((range) => range.essence === JSONAPI_MEDIA_TYPE)
     if (ranges.length > 0 && ranges.every((range) => unsupported(range, QUALITY) !== undefined)) {
       throw jsonApiError('FJA_NOT_ACCEPTABLE', {
@@ -90,7 +94,7 @@ export function negotiate (request: FastifyRequest): void {
  */
 export function acceptsProfile (request: FastifyRequest, profile: string): boolean {
   const accept = request.headers.accept
-  if (accept === undefined || accept === '') return false
+  if (accept === undefined || !/profile/i.test(accept)) return false
   return splitOutsideQuotes(accept, ',').map(parseMediaType).some((range) => range.essence === JSONAPI_MEDIA_TYPE &&
     unsupported(range, QUALITY) === undefined &&
     !/^0(?:\.0{0,3})?$/.test(range.parameters.get('q') ?? '1') &&

@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify'
 export type RawQuery = Readonly<Record<string, string | string[]>>
 
 const cache = new WeakMap<FastifyRequest, RawQuery>()
+const EMPTY: RawQuery = Object.freeze(Object.create(null) as Record<string, string | string[]>)
 
 /** Decodes a component; an invalid percent-encoding leaves the whole component as sent (as Fastify's parser does). */
 function decode (text: string): string {
@@ -28,7 +29,9 @@ export function rawQuery (request: FastifyRequest): RawQuery {
   const url = request.url
   // Where the router splits the path from the query string: at the first `?` (or `#`).
   const start = url.search(/[?#]/)
-  const text = start === -1 ? '' : url.slice(start + 1)
+  // Most reads of one resource have no query string: nothing to parse or remember.
+  if (start === -1) return EMPTY
+  const text = url.slice(start + 1)
   // A null-prototype object: a parameter named `constructor` or `__proto__` is a name like any other.
   query = Object.freeze(parse(text, '&', '=', { maxKeys: 0, decodeURIComponent: decode }) as Record<string, string | string[]>)
   cache.set(request, query)

@@ -49,25 +49,27 @@ export async function sendCollectionStream (
   }
 
   let count: number | undefined
+  let tally = false
   let rows = 0
   let included = 0
   let started!: () => void
   const start = new Promise<void>((resolve) => { started = resolve })
   const done = service.stream(resource, query, {
-    async start (total) {
+    async start (total, counting) {
       count = total
+      tally = counting === true
       out.write('{"data":[')
       started()
     },
     async data (batch) {
       const writer = new ResourceWriter(location.baseUrl, query, batch)
-      const objects = batch.primary.map((item) => JSON.stringify(writer.write(item))).join(',')
+      const objects = batch.primary.map((item) => writer.json(item).json).join(',')
       await write(rows === 0 ? objects : `,${objects}`)
       rows += batch.primary.length
     },
     async included (batch, items) {
       const writer = new ResourceWriter(location.baseUrl, query, batch)
-      const objects = items.map((item) => JSON.stringify(writer.write(item))).join(',')
+      const objects = items.map((item) => writer.json(item).json).join(',')
       await write(included === 0 ? `],"included":[${objects}` : `,${objects}`)
       included += items.length
     },
@@ -75,6 +77,7 @@ export async function sendCollectionStream (
   // Before the first byte, a failure is an ordinary error (thrown to the error handler).
   await Promise.race([start, done])
   done.then(() => {
+    if (tally) count = rows
     const tail: Record<string, unknown> = { links: paginationLinks(location, query.page, { count }) }
     if (count !== undefined) tail.meta = { count }
     tail.jsonapi = JSONAPI_OBJECT

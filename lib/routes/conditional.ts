@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import type { ResolvedResource } from '../schema/resolved.js'
 import type { QueryTree } from '../query/query-tree.js'
@@ -18,7 +18,7 @@ import type { RouteContext } from './resource-routes.js'
 
 /** The strong entity tag of a representation: a hash of its bytes. */
 export function entityTag (body: string | Buffer): string {
-  return `"${createHash('sha1').update(body).digest('base64url')}"`
+  return `"${hash('sha1', body, 'base64url')}"`
 }
 
 /** One entity tag of a list: `"xyz"` or `W/"xyz"` (the characters RFC 9110 allows between the quotes). */

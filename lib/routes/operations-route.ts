@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { documentJson } from '../document/json-text.js'
 import { readOperations } from '../request/read-operations.js'
 import { runOperations } from '../service/operations-runner.js'
 import { operationsDocument, ATOMIC_EXTENSION } from '../document/operations-document.js'
@@ -38,7 +39,7 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
       const atomic = (request.headers['content-type'] ?? '').includes(ATOMIC_EXTENSION)
       return reply
         .type(atomic ? `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"` : JSONAPI_MEDIA_TYPE)
-        .send(operationsDocument(results, RESULT_QUERY, context.baseUrl))
+        .send(documentJson(operationsDocument(results, RESULT_QUERY, context.baseUrl)))
     },
   })
   registerMethodNotAllowed(fastify, settings.path, ['POST'], { action: 'method-not-allowed' }, context.docs)

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
+import { documentJson } from '../document/json-text.js'
 import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import { RelationshipService } from '../service/relationship-service.js'
 import { readQuery } from '../request/read-query.js'
@@ -89,7 +90,7 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
     }
     const result = await service.readRelated(owner, idOf(request), relationship, query)
     if (relationship.toMany) return sendCollection(reply, query, collectionDocument(result, query, location(context, request), context.cursors))
-    return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request), true))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request), true)))
   }
 }
 
@@ -102,7 +103,7 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
     const result = await service.createRelated(owner, idOf(request), relationship, input, query)
     const document = singleDocument(result, query, location(context, request))
     const self = (document.links as { self: string }).self
-    return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(document)
+    return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(documentJson(document))
   }
 }
 
@@ -111,7 +112,7 @@ function updateRelated (context: RouteContext, owner: ResolvedResource, relation
     const service = await relationshipsOf(context, request)
     const query = readQuery(rawQuery(request), target, context.graph, context.limits, false)
     const result = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request), true))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request), true)))
   }
 }
 
@@ -119,7 +120,7 @@ function deleteRelated (context: RouteContext, owner: ResolvedResource, relation
   return async function deleteRelatedResource (request, reply) {
     const service = await relationshipsOf(context, request)
     await service.deleteRelated(owner, idOf(request), relationship)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message: 'Object successfully deleted' }))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(metaDocument({ message: 'Object successfully deleted' })))
   }
 }
 
@@ -151,11 +152,11 @@ function replaceLinkage (context: RouteContext, owner: ResolvedResource, relatio
     const input = readRelationshipDocument(request.body, relationship)
     await service.replace(owner, id, input, precondition)
     const here = location(context, request)
-    return reply.type(JSONAPI_MEDIA_TYPE).send({
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson({
       links: { self: `${here.baseUrl}${here.path}`, related: `${here.baseUrl}${relatedPath(owner, id, relationship)}` },
       data: linkageData(relationship.targetType, relationship.toMany, input.ids ?? []),
       ...metaDocument({ message: 'Relationship successfully updated' }),
-    })
+    }))
   }
 }
 
@@ -167,7 +168,7 @@ function changeMembers (context: RouteContext, owner: ResolvedResource, relation
     const input = readRelationshipDocument(request.body, relationship)
     await service.changeMembers(owner, id, input, mode, precondition)
     const message = mode === 'add' ? 'Relationship successfully created' : 'Relationship successfully updated'
-    return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message }))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(metaDocument({ message })))
   }
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
+import { documentJson } from '../document/json-text.js'
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Repository } from '../repository/repository.js'
 import { sendCollectionStream } from './collection-stream.js'
@@ -20,7 +21,10 @@ import { ifMatchHeader, preconditionOf } from './conditional.js'
 /** What the route handlers share, resolved once at registration. */
 export interface RouteContext {
   readonly graph: ResourceGraph
+  /** The repository of writes, and of everything in `/operations` (the `db` option). */
   readonly repository: Repository
+  /** The repository of `GET` and `HEAD` requests: one on the `readDb` option, or `repository` itself. */
+  readonly readRepository: Repository
   readonly limits: QueryLimits
   /** What every link starts with: the `baseUrl` option and the registration's prefix. */
   readonly baseUrl: string
@@ -56,16 +60,19 @@ export function varyOnAccept (reply: FastifyReply): void {
 
 /** Sends a collection document (a page of resources or of linkage): a cursor page names the profile in its `Content-Type`. */
 export function sendCollection (reply: FastifyReply, query: QueryTree, document: Record<string, unknown>): FastifyReply {
-  return reply.type(query.page.cursor === undefined ? JSONAPI_MEDIA_TYPE : CURSOR_MEDIA_TYPE).send(document)
+  return reply.type(query.page.cursor === undefined ? JSONAPI_MEDIA_TYPE : CURSOR_MEDIA_TYPE).send(documentJson(document))
 }
 
 /**
  * The services of one request, bound to its context (derived once, by the application's `context` option): every
- * read and write of the request is composed with the scopes of that context.
+ * read and write of the request is composed with the scopes of that context. A `GET` or `HEAD` reads through the read
+ * repository (`readDb`); any other method, `/operations` included, runs every statement on `db`, so that a write reads
+ * back what it wrote.
  */
 export async function requestServices (context: RouteContext, request: FastifyRequest): Promise<ResourceService> {
   const value = context.contextOf === undefined ? undefined : await context.contextOf(request)
-  return new ResourceService(context.graph, context.repository, new QueryComposer(context.graph, value), context.database)
+  const reads = request.method === 'GET' || request.method === 'HEAD'
+  return new ResourceService(context.graph, reads ? context.readRepository : context.repository, new QueryComposer(context.graph, value), context.database)
 }
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
@@ -145,7 +152,7 @@ function readHandler (context: RouteContext, resource: ResolvedResource): Handle
     const service = await requestServices(context, request)
     const query = readQuery(rawQuery(request), resource, context.graph, context.limits, false)
     const result = await service.read(resource, idOf(request), query)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request)))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request))))
   }
 }
 
@@ -157,7 +164,7 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
     const result = await service.create(resource, input, query)
     const document = singleDocument(result, query, location(context, request))
     const self = (document.links as { self: string }).self
-    return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(document)
+    return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(documentJson(document))
   }
 }
 
@@ -169,7 +176,7 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
     const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
     const input = readResourceDocument(request.body, resource, 'update', id)
     const result = await service.update(resource, id, input, query, '/data', precondition)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(singleDocument(result, query, location(context, request)))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request))))
   }
 }
 
@@ -178,6 +185,6 @@ function deleteHandler (context: RouteContext, resource: ResolvedResource): Hand
     const service = await requestServices(context, request)
     const id = idOf(request)
     await service.remove(resource, id, preconditionOf(context, resource, id, ifMatchHeader(request)))
-    return reply.type(JSONAPI_MEDIA_TYPE).send(metaDocument({ message: 'Object successfully deleted' }))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(metaDocument({ message: 'Object successfully deleted' })))
   }
 }

@@ -373,10 +373,16 @@ export interface ResourceDeclaration<
   /** Page sizes of this resource's collections, overriding the plugin's `pagination`. */
   readonly pagination?: { readonly defaultSize?: number; readonly maxSize?: number }
   /**
-   * Whether collections report `meta.count` (one `count(*)` over the same filter; default true). Turn it off for
-   * huge tables: the document then has no `count` and no `last` link.
+   * How collections of this type report their size in `meta.count` (see docs/querying.md):
+   *
+   * - `true` or `'exact'` (default): one `count(*)` over the same filter; `meta.count`, and a `last` link.
+   * - `'estimated'`: the planner's estimate of the rows the filter matches (`EXPLAIN`: a plan, not a scan), with
+   *   `meta.countEstimated: true`; no `last` link, `next` when a row follows the page. Exact (without the flag) where
+   *   the response itself shows the size: a last page that is also the first (or at a known offset), a streamed
+   *   collection.
+   * - `false`: no count: no `meta.count` and no `last` link, for huge tables.
    */
-  readonly count?: boolean
+  readonly count?: boolean | 'exact' | 'estimated'
   /**
    * Whether a write of an existing resource (`PATCH`/`DELETE /<type>/<id>`, the relationship routes, `update` and
    * `remove` operations) must carry a precondition: `If-Match` (an operation: `meta.ifMatch`). Without one it is a

@@ -3,7 +3,7 @@ import { DECLARATION_KEYS, type AnyResourceDeclaration, type AttributeDeclaratio
 import { compileInput } from './compiled-input.js'
 import { closestName, didYouMean, unknownKey, unknownKeyMessage } from './known-keys.js'
 import type {
-  RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
+  CountStrategy, RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
 } from './resolved.js'
 
 /** A resource declaration that cannot be served; thrown at registration. */
@@ -192,7 +192,7 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
       readOnly: true,
     }, true),
     pagination: Object.freeze({ ...pagination }),
-    count: declaration.count ?? true,
+    count: countStrategy(type, declaration.count),
     requireIfMatch: booleanOption(type, 'requireIfMatch', declaration.requireIfMatch),
     attributes,
     relationships,
@@ -214,6 +214,17 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
     hooks,
     hasWriteHooks: HOOKS.some((name) => name !== 'scope' && hooks[name] !== undefined),
   })
+}
+
+const COUNT_STRATEGIES = ['exact', 'estimated']
+
+/** The `count` option: `true` or `'exact'` (the default), `'estimated'`, or `false` (none). */
+function countStrategy (type: string, count: unknown): CountStrategy {
+  if (count === undefined || count === true || count === 'exact') return 'exact'
+  if (count === false) return 'none'
+  if (count === 'estimated') return 'estimated'
+  const shown = typeof count === 'string' ? `'${count}'` : showValue(count)
+  throw new ResourceConfigError(type, 'count', `unknown count strategy ${shown} (true or 'exact': count(*); 'estimated': the planner's estimate; false: no count${orDidYouMean(count, COUNT_STRATEGIES)})`)
 }
 
 /** An optional boolean of a declaration (false when absent). */

@@ -20,6 +20,13 @@ export type ValueFormat = 'date' | 'date-time' | 'integer' | 'number' | 'decimal
  */
 export type ValueKind = 'string' | 'integer' | 'number' | 'decimal' | 'boolean' | 'date' | 'date-time' | 'array' | 'object' | 'other'
 
+/**
+ * How a collection reports its size in `meta.count`: `exact`, one `count(*)` over its filter; `estimated`, the
+ * planner's estimate of its rows (flagged `meta.countEstimated`), exact where the response shows the size itself;
+ * `none`, not at all.
+ */
+export type CountStrategy = 'exact' | 'estimated' | 'none'
+
 /** An attribute after resolution: every default applied, every lookup precomputed. */
 export interface ResolvedAttribute {
   readonly name: string
@@ -103,8 +110,8 @@ export interface ResolvedResource {
   readonly idAttribute: ResolvedAttribute
   /** Page sizes of this resource (undefined: the plugin's). */
   readonly pagination: { readonly defaultSize?: number; readonly maxSize?: number }
-  /** Whether collections are counted (`meta.count`). */
-  readonly count: boolean
+  /** How collections report their size (`meta.count`): `count(*)`, the planner's estimate, or not at all. */
+  readonly count: CountStrategy
   /** Whether writes of an existing resource (PATCH, DELETE, relationship routes) must carry `If-Match` (else 428). */
   readonly requireIfMatch: boolean
   readonly attributes: ReadonlyMap<string, ResolvedAttribute>

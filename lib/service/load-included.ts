@@ -2,6 +2,9 @@ import type { IncludeLayer, Repository } from '../repository/repository.js'
 import type { ResolvedResource } from '../schema/resolved.js'
 import { resourceKey, type ResourceRow, type ResultSet } from './result-set.js'
 
+const NOTHING_INCLUDED: readonly ResourceRow[] = Object.freeze([])
+const NO_LINKAGE: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>> = new Map()
+
 /**
  * Completes primary rows (all of `resource`) into a {@link ResultSet}: one query per include step, batched over every
  * owner row of that step (never one query per row), each reading only the related rows its layer lets the request
@@ -12,8 +15,9 @@ export async function loadIncluded (
   resource: ResolvedResource,
   primary: readonly ResourceRow[],
   include: readonly IncludeLayer[],
-  totals: Pick<ResultSet, 'count' | 'hasMore' | 'cursor'> = {},
+  totals: Pick<ResultSet, 'count' | 'estimatedCount' | 'hasMore' | 'cursor'> = {},
 ): Promise<ResultSet> {
+  if (include.length === 0) return { primary, included: NOTHING_INCLUDED, linkage: NO_LINKAGE, ...totals }
   const primaryKeys = new Set(primary.map((item) => resourceKey(item.resource.type, item.id)))
   const included = new Map<string, ResourceRow>()
   const linkage = new Map<string, Map<string, string[]>>()

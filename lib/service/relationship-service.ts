@@ -53,7 +53,7 @@ export class RelationshipService {
     await this.#resources.assertVisible(owner, ownerId)
     const linked = linkedToNode(owner, relationship, ownerId)
     if (relationship.toMany) return this.#resources.list(target, query, linked)
-    return this.#resources.list(target, queryTree({ ...query, page: pageNode(1, 1) }), linked, false)
+    return this.#resources.list(target, queryTree({ ...query, page: pageNode(1, 1) }), linked, 'none')
   }
 
   /** The request's resource service. */

@@ -1,7 +1,7 @@
 import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import type { FilterNode } from '../query/filter-nodes.js'
-import { StorageError, type Repository, type RequiredRow } from '../repository/repository.js'
-import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import { StorageError, type QueryLayer, type Repository, type RequiredRow } from '../repository/repository.js'
+import type { CountStrategy, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Row } from '../schema/declaration.js'
 import type { Kysely } from 'kysely'
 import type { ExistingResourceEvent, HookEvent, StoredResource, WriteInput } from '../schema/hooks.js'
@@ -54,10 +54,34 @@ function writableAttributes (resource: ResolvedResource, attributes: Readonly<Re
   return writable
 }
 
+/** What a page shows of its collection's size: rows before it, its own rows, whether rows follow it. */
+interface PageExtent {
+  /** Rows before the page: their number when `exactBefore`, else the least there are. */
+  readonly before: number
+  readonly exactBefore: boolean
+  readonly rows: number
+  readonly more: boolean
+}
+
+/**
+ * The size an estimated collection reports: the exact number when the page shows it (no row follows it and the rows
+ * before it are known: a last page by number, or a cursor page that is both first and last) — which a `last` link
+ * may then follow — else the estimate, raised to at least the rows the page proves exist (a planner's estimate can
+ * lag behind the table).
+ */
+function sizeOf (estimate: number, page: PageExtent): Pick<ResultSet, 'count' | 'estimatedCount'> {
+  if (page.exactBefore && !page.more) return { count: page.before + page.rows }
+  return { estimatedCount: Math.max(estimate, page.before + page.rows + (page.more ? 1 : 0)) }
+}
+
 /** Where a streamed collection goes, batch by batch (see {@link ResourceService.stream}). */
 export interface CollectionSink {
-  /** Before any row: the number of rows (when counted). */
-  start(count: number | undefined): Promise<void>
+  /**
+   * Before any row: the number of rows (when counted exactly); `tally` when the resource's count is estimated: the
+   * number of rows written is then the collection's exact count (a streamed collection holds every row), to report
+   * once they are written.
+   */
+  start(count: number | undefined, tally?: boolean): Promise<void>
   /** A batch of primary rows, with the linkage of their includes. */
   data(batch: ResultSet): Promise<void>
   /** Included resources not written before (`batch` holds their linkage). */
@@ -136,35 +160,71 @@ export class ResourceService {
   }
 
   /**
-   * A page of a collection, its count, and its includes. `extra` narrows the collection further (the link to the
-   * owner of a related collection).
+   * A page of a collection, its size (by the resource's count strategy), and its includes. `extra` narrows the
+   * collection further (the link to the owner of a related collection).
    *
-   * @param counted count the collection (the resource's `count` setting by default)
+   * - `exact`: a `count(*)` beside the page.
+   * - `estimated`: the repository's estimate beside the page (a plan, not a scan), and one row more than the page,
+   *   which tells whether a next page exists; the exact number where the page shows it (see {@link sizeOf}). A
+   *   repository that cannot estimate counts exactly.
+   * - `none`: one row more than the page, which tells whether a next page exists.
+   *
+   * @param counting how to tell the collection's size (the resource's `count` setting by default)
    */
-  async list (resource: ResolvedResource, query: QueryTree, extra?: FilterNode, counted = resource.count): Promise<ResultSet> {
+  async list (resource: ResolvedResource, query: QueryTree, extra?: FilterNode, counting: CountStrategy = resource.count): Promise<ResultSet> {
     const { size, cursor } = query.page
+    const repository = this.#repository
+    // Estimated: every row of `page[size]=0` is read, so their number is the count; a repository that cannot
+    // estimate counts.
+    const strategy: CountStrategy | 'rows' = counting !== 'estimated' ? counting
+      : size === 0 ? 'rows'
+        : repository.estimateCount === undefined ? 'exact' : 'estimated'
+    const total = (layer: QueryLayer): Promise<number> | undefined => {
+      if (strategy === 'exact') return Promise.resolve().then(() => repository.count(layer))
+      if (strategy === 'estimated') return Promise.resolve().then(() => (repository.estimateCount as NonNullable<Repository['estimateCount']>).call(repository, layer))
+      return undefined
+    }
     if (cursor !== undefined) {
       // A cursor page (keyset): one statement whatever its depth, beside the count.
       const layer = this.#composer.collection(resource, query, extra)
-      const repository = this.#repository
-      const [page, count] = await filterValuesFit(Promise.all([
+      const [page, counted] = await filterValuesFit(Promise.all([
         Promise.resolve().then(() => readCursorPage(repository, layer, cursor, size)),
-        counted ? Promise.resolve().then(() => repository.count(layer)) : undefined,
+        total(layer),
       ]), query.filterParameter)
       const primary = page.rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
-      return loadIncluded(repository, resource, primary, layer.include, { count, cursor: page.result })
+      const totals = strategy === 'estimated'
+        ? sizeOf(counted as number, { before: page.result.prev === undefined ? 0 : 1, exactBefore: page.result.prev === undefined, rows: page.rows.length, more: page.result.next !== undefined })
+        : { count: counted }
+      return loadIncluded(repository, resource, primary, layer.include, { ...totals, cursor: page.result })
     }
-    // Without a count, one row more than the page tells whether a next page exists.
-    const probe = !counted && size > 0 ? 1 : 0
+    // Without an exact count, one row more than the page tells whether a next page exists.
+    const probe = strategy !== 'exact' && size > 0 ? 1 : 0
     const layer = this.#composer.collection(resource, query, extra, probe)
-    const repository = this.#repository
-    const [found, count] = await filterValuesFit(Promise.all([
+    const [found, counted] = await filterValuesFit(Promise.all([
       Promise.resolve().then(() => repository.findMany(layer)),
-      counted ? Promise.resolve().then(() => repository.count(layer)) : undefined,
+      total(layer),
     ]), query.filterParameter)
     const rows = probe === 1 && found.length > size ? found.slice(0, size) : found
     const primary = rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
-    return loadIncluded(repository, resource, primary, layer.include, { count, hasMore: count === undefined ? found.length > rows.length : undefined })
+    const hasMore = found.length > rows.length
+    let totals: Pick<ResultSet, 'count' | 'estimatedCount' | 'hasMore'>
+    if (strategy === 'exact') {
+      totals = { count: counted }
+    } else if (strategy === 'rows') {
+      totals = { count: rows.length }
+    } else if (strategy === 'estimated') {
+      const offset = (query.page.number - 1) * size
+      totals = {
+        ...(rows.length === 0 && offset > 0
+          // A page beyond the last: at most `offset` rows.
+          ? { estimatedCount: Math.min(counted as number, offset) }
+          : sizeOf(counted as number, { before: offset, exactBefore: true, rows: rows.length, more: hasMore })),
+        hasMore,
+      }
+    } else {
+      totals = { hasMore }
+    }
+    return loadIncluded(repository, resource, primary, layer.include, totals)
   }
 
   /** Whether collections of every row (`page[size]=0`) can be streamed: the repository reads in batches. */
@@ -174,18 +234,19 @@ export class ResourceService {
 
   /**
    * Every row of a collection (`page[size]=0`), in batches read through a cursor of one read-only snapshot, handed
-   * to `sink` as they come: memory holds one batch, whatever the number of rows. The count comes first, from the same
-   * snapshot. With includes over more than one batch, the rows are read twice: the first pass gives each batch with
+   * to `sink` as they come: memory holds one batch, whatever the number of rows. An exact count comes first, from the
+   * same snapshot; an estimated one is the number of rows written (`tally`), exact too. With includes over more than one batch, the rows are read twice: the first pass gives each batch with
    * its linkage, the second the included resources, each once and never one that is primary (only their keys are
    * kept).
    */
-  async stream (resource: ResolvedResource, query: QueryTree, sink: CollectionSink, extra?: FilterNode, counted = resource.count, batchSize = 500): Promise<void> {
+  async stream (resource: ResolvedResource, query: QueryTree, sink: CollectionSink, extra?: FilterNode, counting: CountStrategy = resource.count, batchSize = 500): Promise<void> {
     const layer = this.#composer.collection(resource, query, extra)
     const scan = this.#repository.scan
     if (scan === undefined) throw new Error('fastify-jsonapi: the repository cannot stream (no scan method)')
     const rowsOf = (rows: readonly Row[]): ResourceRow[] => rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
     await filterValuesFit(scan.call(this.#repository, async (repository, batches) => {
-      await sink.start(counted ? await repository.count(layer) : undefined)
+      // Estimated: every row is written, so their number is the exact count, and costs nothing.
+      await sink.start(counting === 'exact' ? await repository.count(layer) : undefined, counting === 'estimated')
       const primaryKeys = layer.include.length === 0 ? undefined : new Set<string>()
       let batchCount = 0
       let last: ResultSet | undefined

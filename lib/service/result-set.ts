@@ -18,9 +18,14 @@ export interface ResultSet {
   readonly included: readonly ResourceRow[]
   /** `type:id` → relationship name → related ids (to-one: zero or one). */
   readonly linkage: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>>
-  /** The number of rows of the collection, for counted collection reads. */
+  /** The number of rows of the collection, for counted collection reads: exact (a `last` link follows from it). */
   readonly count?: number
-  /** For uncounted collection reads: whether rows follow this page. */
+  /**
+   * The planner's estimate of the number of rows of the collection (a resource with `count: 'estimated'`), when the
+   * page does not show the exact number; `count` is then undefined. Never a base for a `last` link.
+   */
+  readonly estimatedCount?: number
+  /** For collection reads without an exact count: whether rows follow this page. */
   readonly hasMore?: boolean
   /** For cursor pages (the cursor pagination profile): the positions of its rows and of its `prev` and `next`. */
   readonly cursor?: CursorResult
@@ -41,4 +46,14 @@ export interface CursorResult {
 /** The key of a resource in {@link ResultSet.linkage}. */
 export function resourceKey (type: string, id: string): string {
   return `${type}:${id}`
+}
+
+/**
+ * The members of a collection document's `meta` that tell its size: `count` (exact), or `count` with
+ * `countEstimated: true` (the planner's estimate); nothing for an uncounted collection.
+ */
+export function countMeta (totals: Pick<ResultSet, 'count' | 'estimatedCount'>): { count?: number; countEstimated?: true } {
+  if (totals.count !== undefined) return { count: totals.count }
+  if (totals.estimatedCount !== undefined) return { count: totals.estimatedCount, countEstimated: true }
+  return {}
 }

@@ -8,15 +8,19 @@ import { migrateToLatest } from '../../examples/app/migrations.js'
 export class StatementCounter {
   count = 0
   readonly statements: string[] = []
+  /** The parameters of each statement, in the order of `statements`. */
+  readonly parameters: Array<readonly unknown[]> = []
   reset (): void {
     this.count = 0
     this.statements.length = 0
+    this.parameters.length = 0
   }
 
   readonly log = (event: LogEvent): void => {
     if (event.level === 'query') {
       this.count++
       this.statements.push(event.query.sql)
+      this.parameters.push(event.query.parameters)
     }
   }
 }

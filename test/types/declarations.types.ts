@@ -131,6 +131,17 @@ defineResource({
   },
 })
 
+// --- count: a boolean (true: exact, false: none) or a strategy
+
+for (const count of [true, false, 'exact', 'estimated'] as const) defineResource({ type: 'counted', count })
+expectTypeOf<NonNullable<AnyResourceDeclaration['count']>>().toEqualTypeOf<boolean | 'exact' | 'estimated'>()
+// @ts-expect-error: `estimate` is not a count strategy (`estimated` is)
+defineResource({ type: 'counted-typo', count: 'estimate' })
+// @ts-expect-error: no count is `false`, not `'none'`
+defineResource({ type: 'counted-none', count: 'none' })
+// @ts-expect-error: not a number either
+defineResource({ type: 'counted-number', count: 1 })
+
 // --- custom operators: one declared for a column type fits only attributes of that type
 
 const overlaps = defineOperatorFor<string[]>()({

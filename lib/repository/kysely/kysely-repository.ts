@@ -10,6 +10,7 @@ import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
 import { AliasCounter, EB, anyOf, compileFilter } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
+import { StatementCache, countShape, guardedInsertShape, relatedShape, selectShape } from './statement-cache.js'
 
 const OWNER = '__owner'
 /** The alias of the resource's own table in every statement. */
@@ -46,6 +47,16 @@ function targetWithin (targets: LinkTargets, idRef: string, aliases: AliasCounte
     .where(compileFilter(scope, resource, alias, aliases)))
 }
 
+/** The rows the top node of an `EXPLAIN (FORMAT JSON)` expects (`Plan Rows`), a non-negative integer. */
+function plannedRows (row: Record<string, unknown> | undefined): number {
+  const value = row?.['QUERY PLAN']
+  // node-postgres and PGlite parse the json column; a driver that does not gives its text.
+  const explained = (typeof value === 'string' ? JSON.parse(value) : value) as Array<{ Plan?: Record<string, unknown> }> | undefined
+  const rows = Array.isArray(explained) ? explained[0]?.Plan?.['Plan Rows'] : undefined
+  if (typeof rows !== 'number' || !Number.isFinite(rows)) throw new Error('fastify-jsonapi: EXPLAIN gave no row estimate (`Plan Rows`)')
+  return Math.max(0, Math.round(rows))
+}
+
 function stringId (value: unknown): string {
   return String(value)
 }
@@ -57,9 +68,34 @@ function stringId (value: unknown): string {
  */
 export class KyselyRepository implements Repository {
   readonly #db: Kysely<any>
+  /**
+   * The SQL of the statements compiled so far, by shape, shared with the repositories of its transactions. None when
+   * the Kysely instance has plugins: a plugin may rewrite each query or its result as it pleases.
+   */
+  #statements: StatementCache | undefined
 
-  constructor (db: Kysely<any>) {
+  /**
+   * `options.cacheStatements` (default true): reuse the SQL of a statement whose shape was compiled before (see
+   * `StatementCache`); off, every statement is built and compiled by Kysely. Always off when the Kysely instance has
+   * plugins.
+   */
+  constructor (db: Kysely<any>, options: { readonly cacheStatements?: boolean } = {}) {
     this.#db = db
+    this.#statements = options.cacheStatements !== false && db.getExecutor().plugins.length === 0 ? new StatementCache() : undefined
+  }
+
+  /** A repository on a transaction of this one's database, sharing its statements. */
+  #within (trx: Kysely<any>): KyselyRepository {
+    const repository = new KyselyRepository(trx, { cacheStatements: false })
+    repository.#statements = this.#statements
+    return repository
+  }
+
+  /** Runs a statement: its SQL from the cache when its shape is known, else compiled by Kysely. */
+  async #execute<R> (shape: ReturnType<typeof selectShape>, compile: () => CompiledQuery<R>): Promise<R[]> {
+    const statements = this.#statements
+    const query = statements === undefined ? compile() : statements.query(shape, compile) as CompiledQuery<R>
+    return (await this.#db.executeQuery<R>(query)).rows
   }
 
   /** The Kysely instance (or transaction) this repository runs on. */
@@ -102,7 +138,7 @@ export class KyselyRepository implements Repository {
   }
 
   findMany (layer: QueryLayer): Promise<Row[]> {
-    return this.#run(() => this.#selectMany(layer).execute())
+    return this.#run(() => this.#execute(this.#statements && selectShape(layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>))
   }
 
   scan<T> (work: (repository: Repository, batches: (layer: QueryLayer, size: number) => AsyncIterable<Row[]>) => Promise<T>): Promise<T> {
@@ -112,7 +148,7 @@ export class KyselyRepository implements Repository {
     }
     if (this.#db.isTransaction) return run(this)
     return this.#run(() => this.#db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only')
-      .execute((trx) => run(new KyselyRepository(trx))))
+      .execute((trx) => run(this.#within(trx))))
   }
 
   /** The rows of a layer (every row, in its order) in batches, through a server-side cursor of the transaction. */
@@ -207,42 +243,62 @@ export class KyselyRepository implements Repository {
 
   count (layer: QueryLayer): Promise<number> {
     return this.#run(async () => {
-      const row = await this.#where(layer, new AliasCounter())
+      const [row] = await this.#execute(this.#statements && countShape(layer), () => this.#where(layer, new AliasCounter())
         .select(sql<string>`count(*)`.as('count'))
-        .executeTakeFirstOrThrow()
+        .compile() as CompiledQuery<{ count: string }>)
       return Number(row.count)
+    })
+  }
+
+  /**
+   * The planner's estimate of the rows of a layer: `EXPLAIN (FORMAT JSON)` of the SELECT of its rows (its `where`,
+   * with every scope, its values bound; no order, no window), whose top node's `Plan Rows` is the number of rows the
+   * planner expects that statement to return. A plan, not a scan: its cost does not grow with the table. It is as good
+   * as the table's statistics (`ANALYZE`, autovacuum), and the planner never expects fewer than one row.
+   */
+  estimateCount (layer: QueryLayer): Promise<number> {
+    return this.#run(async () => {
+      const rows = await this.#execute(this.#statements && countShape(layer, 'estimate'), () => {
+        const select = this.#where(layer, new AliasCounter()).select(sql.lit(1).as('one')).compile()
+        return CompiledQuery.raw(`explain (format json) ${select.sql}`, [...select.parameters]) as CompiledQuery<Record<string, unknown>>
+      })
+      return plannedRows(rows[0])
     })
   }
 
   findRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): Promise<RelatedRow[]> {
     if (ownerIds.length === 0) return Promise.resolve([])
     return this.#run(async () => {
-      const storage = relationship.storage
-      const target = layer.resource
-      const selected = this.#columns(target, layer.columns, ROOT)
-      const aliases = new AliasCounter()
-      let builder
-      if (storage.kind === 'foreign-key') {
-        builder = this.#db.selectFrom(`${owner.table} as o`)
-          .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `o.${storage.column}`)
-          .select([...selected, `o.${owner.idColumn} as ${OWNER}`])
-          .where(`o.${owner.idColumn}`, '=', anyOf(ownerIds))
-      } else if (storage.kind === 'inverse') {
-        builder = this.#db.selectFrom(`${target.table} as ${ROOT}`)
-          .select([...selected, `${ROOT}.${storage.column} as ${OWNER}`])
-          .where(`${ROOT}.${storage.column}`, '=', anyOf(ownerIds))
-      } else {
-        builder = this.#db.selectFrom(`${storage.table} as j`)
-          .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
-          .select([...selected, `j.${storage.sourceKey} as ${OWNER}`])
-          .where(`j.${storage.sourceKey}`, '=', anyOf(ownerIds))
-      }
-      const where = layer.where
-      if (where !== undefined) builder = builder.where(compileFilter(where, target, ROOT, aliases))
-      const rows: Row[] = await builder.orderBy(`${ROOT}.${target.idColumn}`).execute()
+      const rows = await this.#execute(this.#statements && relatedShape(owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer))
       // The owner column stays in the row: nothing reads it but this.
       return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
     })
+  }
+
+  /** The related rows of some owners, each with its owner's id (`__owner`), in the related id order. */
+  #selectRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): CompiledQuery<Row> {
+    const storage = relationship.storage
+    const target = layer.resource
+    const selected = this.#columns(target, layer.columns, ROOT)
+    let builder
+    if (storage.kind === 'foreign-key') {
+      builder = this.#db.selectFrom(`${owner.table} as o`)
+        .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `o.${storage.column}`)
+        .select([...selected, `o.${owner.idColumn} as ${OWNER}`])
+        .where(`o.${owner.idColumn}`, '=', anyOf(ownerIds))
+    } else if (storage.kind === 'inverse') {
+      builder = this.#db.selectFrom(`${target.table} as ${ROOT}`)
+        .select([...selected, `${ROOT}.${storage.column} as ${OWNER}`])
+        .where(`${ROOT}.${storage.column}`, '=', anyOf(ownerIds))
+    } else {
+      builder = this.#db.selectFrom(`${storage.table} as j`)
+        .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
+        .select([...selected, `j.${storage.sourceKey} as ${OWNER}`])
+        .where(`j.${storage.sourceKey}`, '=', anyOf(ownerIds))
+    }
+    const where = layer.where
+    if (where !== undefined) builder = builder.where(compileFilter(where, target, ROOT, new AliasCounter()))
+    return builder.orderBy(`${ROOT}.${target.idColumn}`).compile() as CompiledQuery<Row>
   }
 
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
@@ -252,12 +308,13 @@ export class KyselyRepository implements Repository {
       const returning = [...new Set([resource.idColumn, ...columns])]
       if (requires.length > 0 && names.length > 0) {
         // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
-        const aliases = new AliasCounter()
-        return await this.#db.insertInto(resource.table)
+        const compile = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)
           .columns(names)
-          .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(exist(requires, aliases)))
+          .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(exist(requires, new AliasCounter())))
           .returning(returning)
-          .executeTakeFirst()
+          .compile() as CompiledQuery<Row>
+        const [inserted] = await this.#execute(this.#statements && guardedInsertShape(resource, row, names, returning, requires), compile)
+        return inserted
       }
       const builder = names.length === 0
         ? this.#db.insertInto(resource.table).defaultValues()
@@ -397,6 +454,6 @@ export class KyselyRepository implements Repository {
 
   transaction<T> (work: (repository: Repository) => Promise<T>): Promise<T> {
     if (this.#db.isTransaction) return work(this)
-    return this.#db.transaction().execute((trx) => work(new KyselyRepository(trx)))
+    return this.#db.transaction().execute((trx) => work(this.#within(trx)))
   }
 }

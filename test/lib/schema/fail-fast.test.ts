@@ -118,6 +118,10 @@ t.test('cannot register with an unknown option at any level; the closest one is 
     ['an options object that is not one', { pagination: 10 }, '`pagination` must be an object'],
     ['an array for an options object', { database: [] }, '`database` must be an object'],
     ['checkDatabaseSchema not a boolean', { checkDatabaseSchema: 'yes' }, '`checkDatabaseSchema` must be true or false'],
+    ['readDb misspelt', { readDB: {} }, "'readDB' is not an option of the plugin (did you mean 'readDb'?)"],
+    ['readDb beside a custom repository', { readDb: {} },
+      '`readDb` needs `db` and the default repository: reads of GET requests go to `readDb`, everything else to `db` (a custom `repository` chooses its databases itself)'],
+    ['db not a Kysely instance', { repository: undefined, db: 'postgres://localhost/app' }, '`db` must be a Kysely instance'],
   ]
   for (const [label, options, message] of cases) await assertOptionsError(t, label, options, message)
 })
@@ -221,6 +225,21 @@ t.test('cannot declare a resource with an unknown key', async (t) => {
   assertDeclarationError(t, 'clientIds', [{ ...tag(), clientIds: 'allow' }], 'tag', 'clientIds',
     "unknown policy 'allow' (forbidden, allowed or required; did you mean 'allowed'?)")
   assertDeclarationError(t, 'id kind', [{ ...tag(), id: { kind: 'uid' } }], 'tag', 'id', "unknown id kind 'uid' (integer, bigint, uuid or text; did you mean 'uuid'?)")
+})
+
+t.test('cannot declare an unknown count strategy; true, false and the strategies resolve', async (t) => {
+  const choices = "true or 'exact': count(*); 'estimated': the planner's estimate; false: no count"
+  assertDeclarationError(t, 'estimate', [{ ...tag(), count: 'estimate' }], 'tag', 'count', `unknown count strategy 'estimate' (${choices}; did you mean 'estimated'?)`)
+  assertDeclarationError(t, 'Exact', [{ ...tag(), count: 'Exact' }], 'tag', 'count', `unknown count strategy 'Exact' (${choices}; did you mean 'exact'?)`)
+  assertDeclarationError(t, 'none (the resolved name, not an option)', [{ ...tag(), count: 'none' }], 'tag', 'count', `unknown count strategy 'none' (${choices})`)
+  assertDeclarationError(t, 'a number', [{ ...tag(), count: 1 }], 'tag', 'count', `unknown count strategy 1 (${choices})`)
+  assertDeclarationError(t, 'null', [{ ...tag(), count: null }], 'tag', 'count', `unknown count strategy null (${choices})`)
+  const resolved = (count: unknown) => resolveResources([{ ...tag(), count } as ResourceDeclaration]).getResource('tag').count
+  t.equal(resolved(undefined), 'exact', 'exact by default')
+  t.equal(resolved(true), 'exact')
+  t.equal(resolved('exact'), 'exact')
+  t.equal(resolved('estimated'), 'estimated')
+  t.equal(resolved(false), 'none')
 })
 
 t.test('cannot declare an attribute with an unknown key', async (t) => {

@@ -1,0 +1,260 @@
+import { CompiledQuery } from 'kysely'
+import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
+import type { FilterNode } from '../../query/filter-nodes.js'
+import type { QueryLayer, RequiredRow } from '../repository.js'
+import { escapeLike } from './compile-filter.js'
+
+/**
+ * The shape of a statement and the values it binds. Two statements of the same shape compile to the same SQL text,
+ * with the values as its parameters, in the order the shape lists them: the key names everything that decides the
+ * text (tables, columns, operators, which values are NULL, empty or single), the values are everything else.
+ */
+export interface StatementShape {
+  readonly key: string
+  readonly values: readonly unknown[]
+}
+
+/**
+ * What tells values apart: the value itself, an array by its content (Kysely may bind a copy of an array).
+ */
+function identity (value: unknown): unknown {
+  return Array.isArray(value) ? `array:${JSON.stringify(value)}` : value
+}
+
+/**
+ * Collects a shape: its key parts and its values. Which values are alike is part of the key (`?0 ?1 ?0`): a
+ * statement learned from values that are alike in some places is only reused for values alike in the same places,
+ * where it cannot matter which of them went to which parameter.
+ */
+class ShapeWriter {
+  readonly parts: string[] = []
+  readonly values: unknown[] = []
+  readonly #seen = new Map<unknown, number>()
+
+  part (text: string): void {
+    this.parts.push(text)
+  }
+
+  value (value: unknown): void {
+    const key = identity(value)
+    let index = this.#seen.get(key)
+    if (index === undefined) {
+      index = this.#seen.size
+      this.#seen.set(key, index)
+    }
+    this.parts.push(`?${index}`)
+    this.values.push(value)
+  }
+
+  /** `anyOf(ids)`: `= $n` for one id, `= any($n)` (an array) for several. */
+  anyOf (ids: readonly string[]): void {
+    if (ids.length === 1) this.value(ids[0])
+    else {
+      this.part('any')
+      this.value([...ids])
+    }
+  }
+
+  shape (): StatementShape {
+    return { key: this.parts.join('\u0001'), values: this.values }
+  }
+}
+
+function storageKey (relationship: ResolvedRelationship): string {
+  const storage = relationship.storage
+  switch (storage.kind) {
+    case 'foreign-key':
+    case 'inverse':
+      return `${storage.kind}:${storage.column}`
+    case 'join':
+      return `join:${storage.table}:${storage.sourceKey}:${storage.targetKey}`
+  }
+}
+
+function resourceKey (resource: ResolvedResource): string {
+  return `${resource.table}:${resource.idColumn}`
+}
+
+/** Writes the shape of a filter as `compileFilter` compiles it (the same values in the same order). */
+function writeFilter (writer: ShapeWriter, node: FilterNode, owner: ResolvedResource): boolean {
+  switch (node.kind) {
+    case 'compare': {
+      const { op, value } = node
+      writer.part(`c:${node.attribute.column as string}:${op}`)
+      switch (op) {
+        case 'eq':
+        case 'ne':
+          if (value === null) writer.part('null')
+          else writer.value(value)
+          return true
+        case 'between': {
+          const [low, high] = value as [unknown, unknown]
+          writer.value(low)
+          writer.value(high)
+          return true
+        }
+        case 'in_':
+        case 'notin_':
+          if ((value as unknown[]).length === 0) writer.part('empty')
+          else writer.value(value)
+          return true
+        case 'is_':
+        case 'isnot':
+          return true
+        case 'startswith':
+          writer.value(`${escapeLike(value as string)}%`)
+          return true
+        case 'endswith':
+          writer.value(`%${escapeLike(value as string)}`)
+          return true
+        default:
+          writer.value(value)
+          return true
+      }
+    }
+    case 'field-compare':
+      writer.part(`f:${node.attribute.column as string}:${node.op}:${node.other.column as string}`)
+      return true
+    case 'custom':
+      // An application's operator writes whatever SQL it likes, its shape may depend on its value: compiled each time.
+      return false
+    case 'and':
+    case 'or':
+      writer.part(`${node.kind}(${node.items.length}`)
+      for (const item of node.items) if (!writeFilter(writer, item, owner)) return false
+      writer.part(')')
+      return true
+    case 'not':
+      writer.part('not(')
+      if (!writeFilter(writer, node.item, owner)) return false
+      writer.part(')')
+      return true
+    case 'constant':
+      writer.part(`k:${node.value}`)
+      return true
+    case 'references':
+      writer.part(`ref:${storageKey(node.relationship)}:${resourceKey(node.target)}:${resourceKey(owner)}`)
+      if (node.ids === null) writer.part('null')
+      else if (node.ids.length === 0) writer.part('empty')
+      else writer.anyOf(node.ids)
+      return true
+    case 'exists':
+      writer.part(`exists(${storageKey(node.relationship)}:${resourceKey(node.target)}:${resourceKey(owner)}`)
+      if (node.where !== undefined && !writeFilter(writer, node.where, node.target)) return false
+      writer.part(')')
+      return true
+    case 'linked-to':
+      writer.part(`linked:${storageKey(node.relationship)}:${resourceKey(node.owner)}:${resourceKey(owner)}`)
+      writer.value(node.ownerId)
+      return true
+  }
+}
+
+function writeWhere (writer: ShapeWriter, where: FilterNode | undefined, owner: ResolvedResource): boolean {
+  if (where === undefined) {
+    writer.part('all')
+    return true
+  }
+  writer.part('where(')
+  if (!writeFilter(writer, where, owner)) return false
+  writer.part(')')
+  return true
+}
+
+/**
+ * The shape of a layer's SELECT (its rows in its order and window), or undefined when it has none: a sort through a
+ * relationship (its subquery binds the related type's scope) or a custom operator is compiled each time.
+ */
+export function selectShape (layer: QueryLayer): StatementShape | undefined {
+  const { resource, page, sort } = layer
+  if (sort.some((key) => key.path.length > 0)) return undefined
+  const writer = new ShapeWriter()
+  writer.part(`select:${resourceKey(resource)}:${layer.columns.join(',')}`)
+  if (!writeWhere(writer, layer.where, resource)) return undefined
+  writer.part(`order:${sort.map((key) => `${key.attribute === resource.idAttribute ? '#' : ''}${key.attribute.column as string}${key.descending ? '-' : '+'}`).join(',')}`)
+  if (page !== undefined) {
+    writer.part('page')
+    if (page.limit !== undefined) writer.value(page.limit)
+    if (page.offset > 0) {
+      writer.part('offset')
+      writer.value(page.offset)
+    }
+  }
+  return writer.shape()
+}
+
+/** The shape of a layer's `count(*)` (`count`), or of the plan of its rows that estimates it (`estimate`). */
+export function countShape (layer: QueryLayer, kind: 'count' | 'estimate' = 'count'): StatementShape | undefined {
+  const writer = new ShapeWriter()
+  writer.part(`${kind}:${resourceKey(layer.resource)}`)
+  return writeWhere(writer, layer.where, layer.resource) ? writer.shape() : undefined
+}
+
+/** The shape of the related rows of some owners (see `findRelated`). */
+export function relatedShape (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
+  const writer = new ShapeWriter()
+  writer.part(`related:${resourceKey(owner)}:${storageKey(relationship)}:${resourceKey(layer.resource)}:${layer.columns.join(',')}`)
+  writer.anyOf(ownerIds)
+  return writeWhere(writer, layer.where, layer.resource) ? writer.shape() : undefined
+}
+
+/** The shape of an `INSERT … SELECT … WHERE EXISTS …` of a row whose related rows must exist (see `insert`). */
+export function guardedInsertShape (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[], requires: readonly RequiredRow[]): StatementShape | undefined {
+  const writer = new ShapeWriter()
+  writer.part(`insert:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`)
+  for (const name of names) writer.value(row[name])
+  for (const required of requires) {
+    writer.part(`requires:${resourceKey(required.resource)}`)
+    writer.value(required.id)
+    if (!writeWhere(writer, required.scope, required.resource)) return undefined
+  }
+  return writer.shape()
+}
+
+/** Whether a compiled statement's parameters are exactly the shape's values, in order. */
+function sameValues (parameters: readonly unknown[], values: readonly unknown[]): boolean {
+  if (parameters.length !== values.length) return false
+  for (let index = 0; index < values.length; index++) {
+    const parameter = parameters[index]
+    const value = values[index]
+    if (Object.is(parameter, value)) continue
+    if (!Array.isArray(parameter) || !Array.isArray(value) || parameter.length !== value.length) return false
+    if (!parameter.every((item, at) => Object.is(item, value[at]))) return false
+  }
+  return true
+}
+
+/**
+ * Compiled statements by shape, so that a statement of a known shape skips Kysely's query builder and compiler: its
+ * SQL text is reused with the new values. A shape is learned from its first compilation, and only when the compiled
+ * parameters are exactly the shape's values in order (otherwise the shape is compiled every time): the cache can
+ * only skip work, never change a statement. At most `limit` shapes are kept (the oldest go
+ * first), so a client that invents filters cannot grow it without bound.
+ */
+export class StatementCache {
+  /** Shape key → a compiled statement of the shape (its SQL, query node and id are reused), or null: not cacheable. */
+  readonly #entries = new Map<string, CompiledQuery | null>()
+  readonly #limit: number
+
+  constructor (limit = 500) {
+    this.#limit = limit
+  }
+
+  /** The number of shapes known. */
+  get size (): number {
+    return this.#entries.size
+  }
+
+  /** The compiled statement of a shape: from the cache, or from `compile` (and then learned). */
+  query (shape: StatementShape | undefined, compile: () => CompiledQuery): CompiledQuery {
+    if (shape === undefined) return compile()
+    const known = this.#entries.get(shape.key)
+    if (known != null) return { sql: known.sql, query: known.query, queryId: known.queryId, parameters: shape.values }
+    const compiled = compile()
+    if (known === undefined && this.#limit > 0) {
+      if (this.#entries.size >= this.#limit) this.#entries.delete(this.#entries.keys().next().value as string)
+      this.#entries.set(shape.key, sameValues(compiled.parameters, shape.values) ? CompiledQuery.raw(compiled.sql) : null)
+    }
+    return compiled
+  }
+}
