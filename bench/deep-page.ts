@@ -14,28 +14,15 @@
  * default 10), `BENCH_WARMUP` (default 2), `BENCH_CONNECTIONS` (default 10), `BENCH_ROUNDS` (runs per scenario,
  * alternating, default 2), `BENCH_DEEP_ROWS` (default 100000).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import * as path from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
-import autocannon from 'autocannon'
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import pg from 'pg'
 import { buildApp } from '../examples/app/app.js'
 import { migrateToLatest } from '../examples/app/migrations.js'
 import { createDatabase, databaseUrl, dropDatabase, redact } from './database.js'
+import { describePlan, measureGet, numberSetting, startChildServer, type ChildServer as Server, type MeasuredRun as Run } from './harness.js'
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const PROFILE = 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination'
 const MEDIA_TYPE = 'application/vnd.api+json'
-
-function numberSetting (name: string, fallback: number, minimum = 0): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value < minimum) throw new Error(`${name} must be a number ≥ ${minimum}, got "${raw}"`)
-  return value
-}
 
 const DURATION = numberSetting('BENCH_DURATION', 10, 1)
 const WARMUP = numberSetting('BENCH_WARMUP', 2)
@@ -58,46 +45,6 @@ interface Scenario {
 }
 
 // --- the server ------------------------------------------------------------------------------------------------
-
-interface Server {
-  readonly child: ChildProcess
-  readonly port: number
-  cpu (): Promise<number>
-  stop (): Promise<void>
-}
-
-async function startServer (url: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'servers', 'library.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_DATABASE_URL: url },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
-  const waiting: Array<(line: string) => void> = []
-  lines.on('line', (line) => waiting.shift()?.(line))
-  const next = (): Promise<Record<string, number>> => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the server did not answer within 30 s')), 30_000)
-    waiting.push((line) => {
-      clearTimeout(timer)
-      resolve(JSON.parse(line) as Record<string, number>)
-    })
-  })
-  const { port } = await next()
-  return {
-    child,
-    port,
-    async cpu () {
-      const answer = next()
-      child.kill('SIGUSR2')
-      return (await answer).cpu
-    },
-    async stop () {
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
 
 type Get = (target: string, headers: Record<string, string>) => Promise<any>
 
@@ -128,29 +75,6 @@ async function cursorOfRow (get: Get, query: string, index: number): Promise<str
 }
 
 // --- measuring -------------------------------------------------------------------------------------------------
-
-interface Run { readonly requestsPerSecond: number; readonly p99: number; readonly requests: number; readonly cpu: number }
-
-async function load (server: Server, scenario: Scenario, seconds: number): Promise<autocannon.Result> {
-  const result = await autocannon({
-    url: `http://127.0.0.1:${server.port}`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: [{ method: 'GET', path: scenario.path, headers: scenario.headers }],
-  })
-  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
-    throw new Error(`${scenario.label}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx answers`)
-  }
-  return result
-}
-
-async function measure (server: Server, scenario: Scenario): Promise<Run> {
-  if (WARMUP > 0) await load(server, scenario, WARMUP)
-  const before = await server.cpu()
-  const result = await load(server, scenario, DURATION)
-  const cpu = await server.cpu() - before
-  return { requestsPerSecond: result.requests.average, p99: result.latency.p99, requests: result.requests.total, cpu }
-}
 
 /** The statements a request runs, as the library writes them (an in-process app on a logging Kysely). */
 async function statementsOf (url: string, scenario: Scenario): Promise<Array<{ sql: string; parameters: readonly unknown[] }>> {
@@ -193,19 +117,6 @@ async function executionTime (client: pg.Client, statement: { sql: string; param
   return { ms: times[Math.floor(times.length / 2)], plan }
 }
 
-/** The scans of a plan, in order (`Index Scan using users_pkey`, `Seq Scan on users`…). */
-function describePlan (node: Record<string, unknown>): string {
-  const scans: string[] = []
-  const walk = (item: Record<string, unknown>): void => {
-    const type = String(item['Node Type'])
-    if (type.includes('Scan') && item['Relation Name'] !== undefined) {
-      scans.push(`${type}${item['Index Name'] === undefined ? '' : ` using ${String(item['Index Name'])}`}`)
-    }
-    for (const child of (item.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child)
-  }
-  walk(node)
-  return [...new Set(scans)].join(', ')
-}
 
 // --- main ------------------------------------------------------------------------------------------------------
 
@@ -225,7 +136,7 @@ try {
   await sql`analyze`.execute(db)
   await db.destroy()
 
-  server = await startServer(url)
+  server = await startChildServer('servers/library.ts', { BENCH_DATABASE_URL: url })
   const get = fetcher(server.port)
   const scenarios: Scenario[] = []
   for (const [order, query] of [['id order', ''], ['sort=name', 'sort=name&']] as const) {
@@ -248,7 +159,7 @@ try {
     for (let index = 0; index < scenarios.length; index += 2) {
       const pair = round % 2 === 0 ? [scenarios[index], scenarios[index + 1]] : [scenarios[index + 1], scenarios[index]]
       for (const scenario of pair) {
-        const run = await measure(server, scenario)
+        const run = await measureGet(server, { label: scenario.label, path: scenario.path, headers: scenario.headers, connections: CONNECTIONS, warmup: WARMUP, duration: DURATION })
         runs.get(scenario.id)!.push(run)
         console.log(`${scenario.label}: ${Math.round(run.requestsPerSecond)} req/s`)
       }

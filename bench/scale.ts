@@ -20,27 +20,14 @@
  * run, default 10), `BENCH_WARMUP` (default 2), `BENCH_CONNECTIONS` (default 10), `BENCH_ROUNDS` (runs per server and
  * request, default 2), `BENCH_SCALE_ROWS` (the table sizes, default `1000,100000`).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import * as path from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
-import autocannon from 'autocannon'
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import pg from 'pg'
 import { migrateToLatest } from '../examples/app/migrations.js'
 import { createDatabase, databaseUrl, dropDatabase, redact } from './database.js'
+import { describePlan, measureGet, numberSetting, startChildServer, type ChildServer as Server, type MeasuredRun as Run } from './harness.js'
 import { STRATEGIES, scaleApp, type StrategyName } from './scale-server.js'
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const MEDIA_TYPE = 'application/vnd.api+json'
-
-function numberSetting (name: string, fallback: number, minimum = 0): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value < minimum) throw new Error(`${name} must be a number ≥ ${minimum}, got "${raw}"`)
-  return value
-}
 
 const DURATION = numberSetting('BENCH_DURATION', 10, 1)
 const WARMUP = numberSetting('BENCH_WARMUP', 2)
@@ -94,52 +81,6 @@ async function seed (url: string, rows: number): Promise<void> {
 
 // --- the server ------------------------------------------------------------------------------------------------
 
-interface Server {
-  readonly child: ChildProcess
-  readonly port: number
-  cpu (): Promise<number>
-  stop (): Promise<void>
-}
-
-async function startServer (url: string, strategy: StrategyName): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'scale-server.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_DATABASE_URL: url, BENCH_COUNT: strategy },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
-  const waiting: Array<(line: string) => void> = []
-  lines.on('line', (line) => waiting.shift()?.(line))
-  const next = (): Promise<Record<string, number>> => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the server did not answer within 30 s')), 30_000)
-    waiting.push((line) => {
-      clearTimeout(timer)
-      resolve(JSON.parse(line) as Record<string, number>)
-    })
-  })
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  let port: number
-  try {
-    ({ port } = await next())
-  } catch (error) {
-    child.kill('SIGTERM')
-    throw error
-  }
-  return {
-    child,
-    port,
-    async cpu () {
-      const answer = next()
-      child.kill('SIGUSR2')
-      return (await answer).cpu
-    },
-    async stop () {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
-
 /** GET from a server process: the parsed document of a 200. */
 async function fetchDocument (port: number, target: string): Promise<any> {
   const response = await fetch(`http://127.0.0.1:${port}${target}`, { headers: { accept: MEDIA_TYPE } })
@@ -149,29 +90,6 @@ async function fetchDocument (port: number, target: string): Promise<any> {
 }
 
 // --- measuring -------------------------------------------------------------------------------------------------
-
-interface Run { readonly requestsPerSecond: number; readonly p99: number; readonly requests: number; readonly cpu: number }
-
-async function load (server: Server, request: Request, seconds: number): Promise<autocannon.Result> {
-  const result = await autocannon({
-    url: `http://127.0.0.1:${server.port}`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: [{ method: 'GET', path: request.path, headers: { accept: MEDIA_TYPE } }],
-  })
-  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
-    throw new Error(`${request.label}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx answers`)
-  }
-  return result
-}
-
-async function measure (server: Server, request: Request): Promise<Run> {
-  if (WARMUP > 0) await load(server, request, WARMUP)
-  const before = await server.cpu()
-  const result = await load(server, request, DURATION)
-  const cpu = await server.cpu() - before
-  return { requestsPerSecond: result.requests.average, p99: result.latency.p99, requests: result.requests.total, cpu }
-}
 
 interface Statement { readonly sql: string; readonly parameters: readonly unknown[] }
 
@@ -227,19 +145,6 @@ async function serverTime (client: pg.Client, statement: Statement): Promise<Tim
   return { ms: times[Math.floor(times.length / 2)], plan }
 }
 
-/** The scans of a plan, in order (`Index Scan using users_name_id_index`, `Seq Scan`…). */
-function describePlan (node: Record<string, unknown>): string {
-  const scans: string[] = []
-  const walk = (item: Record<string, unknown>): void => {
-    const type = String(item['Node Type'])
-    if (type.includes('Scan') && item['Relation Name'] !== undefined) {
-      scans.push(`${type}${item['Index Name'] === undefined ? ` on ${String(item['Relation Name'])}` : ` using ${String(item['Index Name'])}`}`)
-    }
-    for (const child of (item.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child)
-  }
-  walk(node)
-  return [...new Set(scans)].join(', ')
-}
 
 // --- main ------------------------------------------------------------------------------------------------------
 
@@ -276,7 +181,7 @@ try {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? STRATEGY_NAMES : [...STRATEGY_NAMES].reverse()
       for (const strategy of order) {
-        server = await startServer(url, strategy)
+        server = await startChildServer('scale-server.ts', { BENCH_DATABASE_URL: url, BENCH_COUNT: strategy })
         if (round === 0) {
           // What each strategy answers: the same rows; the count exact, estimated or absent.
           for (const request of REQUESTS) {
@@ -287,7 +192,7 @@ try {
           }
         }
         for (const request of REQUESTS) {
-          const run = await measure(server, request)
+          const run = await measureGet(server, { label: request.label, path: request.path, headers: { accept: MEDIA_TYPE }, connections: CONNECTIONS, warmup: WARMUP, duration: DURATION })
           find(strategy, request).runs.push(run)
           console.log(`${rows} rows, ${strategy}, ${request.label}: ${Math.round(run.requestsPerSecond)} req/s`)
         }

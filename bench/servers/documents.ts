@@ -208,3 +208,42 @@ export function handWrittenApp (): FastifyInstance {
   })
   return app
 }
+
+/** Included computers: their resource objects, and the ids of each user's computers. */
+export interface Computers {
+  readonly included: Record<string, unknown>[]
+  readonly linkage: Map<string, string[]>
+}
+
+/** The computers of some users (rows with `owner_id`), as resource objects and as linkage per user id. */
+export function computersOf (userIds: readonly string[], rows: readonly Row[]): Computers {
+  const linkage = new Map<string, string[]>(userIds.map((id) => [id, []]))
+  const included = rows.map((row) => {
+    linkage.get(String(row.owner_id))?.push(String(row.id))
+    return computerObject(row)
+  })
+  return { included, linkage }
+}
+
+/** The document of one user, with its computers when they are included. */
+export function userDocument (row: Row, computers?: Computers): Record<string, unknown> {
+  const document: Record<string, unknown> = {
+    data: userObject(row, computers?.linkage.get(String(row.id))),
+    links: { self: `/users/${row.id}` },
+    jsonapi: JSONAPI,
+  }
+  if (computers !== undefined && computers.included.length > 0) document.included = computers.included
+  return document
+}
+
+/** The document of a page of users, with their computers when they are included. */
+export function usersDocument (path: string, query: Query, page: { number: number; size: number; count: number }, rows: readonly Row[], computers?: Computers): Record<string, unknown> {
+  const document: Record<string, unknown> = {
+    data: rows.map((row) => userObject(row, computers?.linkage.get(String(row.id)))),
+    links: paginationLinks(path, query, page.number, page.size, page.count),
+    jsonapi: JSONAPI,
+    meta: { count: page.count },
+  }
+  if (computers !== undefined && computers.included.length > 0) document.included = computers.included
+  return document
+}

@@ -8,8 +8,8 @@
  */
 import { sql } from 'kysely'
 import {
-  INTEGER_ID, JSONAPI, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MEDIA_TYPE, USER_COLUMNS, computerObject,
-  includesComputers, pageParameter, readNewComputer, handWrittenApp, paginationLinks, sendError, userObject, type Query, type Row,
+  DEFAULT_PAGE_SIZE, INTEGER_ID, JSONAPI, MAX_PAGE_SIZE, MEDIA_TYPE, USER_COLUMNS, computerObject, computersOf, handWrittenApp,
+  includesComputers, pageParameter, readNewComputer, sendError, userDocument, usersDocument, type Computers, type Query, type Row,
 } from './documents.js'
 import { openDatabase, serve } from './serve.js'
 
@@ -19,18 +19,13 @@ const db = openDatabase()
 const app = handWrittenApp()
 
 /** The computers of some users, as resource objects and as linkage per user id. */
-async function loadComputers (userIds: readonly string[]): Promise<{ included: Record<string, unknown>[]; linkage: Map<string, string[]> }> {
+async function loadComputers (userIds: readonly string[]): Promise<Computers> {
   const rows = await db.selectFrom('computers')
     .select(['id', 'serial', 'name', 'owner_id'])
     .where('owner_id', '=', sql<number>`any(${sql.val(userIds)})`)
     .orderBy('id')
     .execute()
-  const linkage = new Map<string, string[]>(userIds.map((id) => [id, []]))
-  const included = rows.map((row) => {
-    linkage.get(String(row.owner_id))?.push(String(row.id))
-    return computerObject(row)
-  })
-  return { included, linkage }
+  return computersOf(userIds, rows)
 }
 
 app.get('/users/:id', async (request, reply) => {
@@ -39,11 +34,7 @@ app.get('/users/:id', async (request, reply) => {
   if (!INTEGER_ID.test(id) || Number(id) > 2147483647) return sendError(reply, 404, 'Not found', `no 'user' with id '${id}'`)
   const row = await db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst()
   if (row === undefined) return sendError(reply, 404, 'Not found', `no 'user' with id '${id}'`)
-  const self = `/users/${row.id}`
-  if (!include) return reply.type(MEDIA_TYPE).send({ data: userObject(row), links: { self }, jsonapi: JSONAPI })
-  const { included, linkage } = await loadComputers([String(row.id)])
-  const document: Record<string, unknown> = { data: userObject(row, linkage.get(String(row.id))), links: { self }, jsonapi: JSONAPI }
-  if (included.length > 0) document.included = included
+  const document = userDocument(row, include ? await loadComputers([String(row.id)]) : undefined)
   return reply.type(MEDIA_TYPE).send(document)
 })
 
@@ -60,22 +51,7 @@ app.get('/users', async (request, reply) => {
   ])
   const count = Number(total.count)
   const path = request.url.split('?')[0]
-  let data: Record<string, unknown>[]
-  let included: Record<string, unknown>[] = []
-  if (include) {
-    const computers = await loadComputers(rows.map((row) => String(row.id)))
-    data = rows.map((row) => userObject(row, computers.linkage.get(String(row.id))))
-    included = computers.included
-  } else {
-    data = rows.map((row) => userObject(row))
-  }
-  const document: Record<string, unknown> = {
-    data,
-    links: paginationLinks(path, query, number, size, count),
-    jsonapi: JSONAPI,
-    meta: { count },
-  }
-  if (included.length > 0) document.included = included
+  const document = usersDocument(path, query, { number, size, count }, rows, include ? await loadComputers(rows.map((row: Row) => String(row.id))) : undefined)
   return reply.type(MEDIA_TYPE).send(document)
 })
 

@@ -12,8 +12,9 @@
  */
 import type { FastifyReply } from 'fastify'
 import {
-  DEFAULT_PAGE_SIZE, INTEGER_ID, JSONAPI, MAX_PAGE_SIZE, MEDIA_TYPE, computerObject, handWrittenApp, includesComputers,
-  pageParameter, paginationLinks, readNewComputer, sendError, userObject, type Query, type Row,
+  DEFAULT_PAGE_SIZE, INTEGER_ID, JSONAPI, MAX_PAGE_SIZE, MEDIA_TYPE, computerObject, computersOf, handWrittenApp,
+  includesComputers, pageParameter, readNewComputer, sendError, userDocument, usersDocument, type Computers, type Query,
+  type Row,
 } from './documents.js'
 import { openPool, serve } from './serve.js'
 
@@ -33,14 +34,9 @@ function send (reply: FastifyReply, document: Record<string, unknown>): FastifyR
 }
 
 /** The computers of some users, as resource objects and as linkage per user id. */
-async function loadComputers (userIds: readonly string[]): Promise<{ included: Record<string, unknown>[]; linkage: Map<string, string[]> }> {
+async function loadComputers (userIds: readonly string[]): Promise<Computers> {
   const { rows } = await pool.query(COMPUTERS_OF, [userIds])
-  const linkage = new Map<string, string[]>(userIds.map((id) => [id, []]))
-  const included = rows.map((row: Row) => {
-    linkage.get(String(row.owner_id))?.push(String(row.id))
-    return computerObject(row)
-  })
-  return { included, linkage }
+  return computersOf(userIds, rows)
 }
 
 app.get('/users/:id', async (request, reply) => {
@@ -50,11 +46,7 @@ app.get('/users/:id', async (request, reply) => {
   const { rows } = await pool.query(READ_USER, [id])
   const row: Row | undefined = rows[0]
   if (row === undefined) return sendError(reply, 404, 'Not found', `no 'user' with id '${id}'`)
-  const self = `/users/${row.id}`
-  if (!include) return send(reply, { data: userObject(row), links: { self }, jsonapi: JSONAPI })
-  const { included, linkage } = await loadComputers([String(row.id)])
-  const document: Record<string, unknown> = { data: userObject(row, linkage.get(String(row.id))), links: { self }, jsonapi: JSONAPI }
-  if (included.length > 0) document.included = included
+  const document = userDocument(row, include ? await loadComputers([String(row.id)]) : undefined)
   return send(reply, document)
 })
 
@@ -70,22 +62,7 @@ app.get('/users', async (request, reply) => {
   const rows: Row[] = page.rows
   const count = Number(total.rows[0].count)
   const path = request.url.split('?')[0]
-  let data: Record<string, unknown>[]
-  let included: Record<string, unknown>[] = []
-  if (include) {
-    const computers = await loadComputers(rows.map((row) => String(row.id)))
-    data = rows.map((row) => userObject(row, computers.linkage.get(String(row.id))))
-    included = computers.included
-  } else {
-    data = rows.map((row) => userObject(row))
-  }
-  const document: Record<string, unknown> = {
-    data,
-    links: paginationLinks(path, query, number, size, count),
-    jsonapi: JSONAPI,
-    meta: { count },
-  }
-  if (included.length > 0) document.included = included
+  const document = usersDocument(path, query, { number, size, count }, rows, include ? await loadComputers(rows.map((row: Row) => String(row.id))) : undefined)
   return send(reply, document)
 })
 

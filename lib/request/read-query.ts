@@ -72,7 +72,24 @@ function single (raw: RawQuery, parameter: string): string | undefined {
  * @param cursors how to read cursors, on a collection route (without it, a collection is paginated by number only)
  */
 export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading): QueryTree {
-  for (const name of Object.keys(raw)) {
+  const names = Object.keys(raw)
+  // A resource read without a query string (the most common read): the same tree every time.
+  if (names.length === 0 && !collection) {
+    let plain = PLAIN_READS.get(resource)
+    if (plain === undefined) {
+      plain = read(raw, names, resource, graph, limits, false)
+      PLAIN_READS.set(resource, plain)
+    }
+    return plain
+  }
+  return read(raw, names, resource, graph, limits, collection, cursors)
+}
+
+/** The query tree of a resource read without a query string, per resource. */
+const PLAIN_READS = new WeakMap<ResolvedResource, QueryTree>()
+
+function read (raw: RawQuery, names: readonly string[], resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading): QueryTree {
+  for (const name of names) {
     const family = FAMILY.exec(name)
     if (family === null) continue
     const [, base, bracket] = family

@@ -1,4 +1,6 @@
 import type { Test } from 'tap'
+import Fastify from 'fastify'
+import { jsonApi, JsonApiOptionsError, type JsonApiOptions } from '../../lib/index.js'
 import { ERROR_CODES, type ErrorCode } from '../../lib/errors/error-codes.js'
 import type { TestApp, TestRequest, TestResponse } from './test-app.js'
 
@@ -78,4 +80,25 @@ export async function failsUnchanged (
   assertErrors(t, response, Array.isArray(expected) ? expected : [expected as ExpectedError])
   t.same(await api.snapshot(), before, `${method} ${url}: the database is unchanged`)
   return response
+}
+
+/**
+ * Registers the plugin once per case with `base` and the case's options on a fresh Fastify; each registration must
+ * fail with a `JsonApiOptionsError` (`FJA_INVALID_OPTIONS`) whose message starts with `fastify-jsonapi: ` and matches.
+ */
+export async function assertOptionsErrors (t: Test, base: JsonApiOptions, cases: ReadonlyArray<readonly [string, Partial<JsonApiOptions>, RegExp]>): Promise<void> {
+  for (const [label, options, message] of cases) {
+    const app = Fastify()
+    try {
+      await app.register(jsonApi, { ...base, ...options })
+      t.fail(`${label}: registration should fail`)
+    } catch (error) {
+      t.ok(error instanceof JsonApiOptionsError, `${label}: JsonApiOptionsError`)
+      t.equal((error as JsonApiOptionsError).code, 'FJA_INVALID_OPTIONS', label)
+      t.match((error as Error).message, /^fastify-jsonapi: /, label)
+      t.match((error as Error).message, message, label)
+    } finally {
+      await app.close()
+    }
+  }
 }

@@ -3,11 +3,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type InjectOp
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
 import {
-  jsonApi, JsonApiError, JsonApiOptionsError, KyselyRepository, ResourceConfigError, defineResource,
+  jsonApi, JsonApiError, KyselyRepository, ResourceConfigError, defineResource,
   type JsonApiOptions, type Repository,
 } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
 import { openTestDatabase } from '../helpers/database.js'
+import { assertOptionsErrors } from '../helpers/assert-errors.js'
 import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
 
@@ -402,20 +403,7 @@ t.test('bad plugin options throw JsonApiOptionsError at registration', async (t)
     ['maxOperations 0', { operations: { maxOperations: 0 } }, /operations\.maxOperations/],
     ['unknown unpaged policy', { pagination: { unpaged: 'sometimes' as 'allowed' } }, /pagination\.unpaged/],
   ]
-  for (const [label, options, message] of cases) {
-    const app = Fastify()
-    try {
-      await app.register(jsonApi, { db, resources, ...options })
-      t.fail(`${label}: registration should fail`)
-    } catch (error) {
-      t.ok(error instanceof JsonApiOptionsError, `${label}: JsonApiOptionsError`)
-      t.equal((error as JsonApiOptionsError).code, 'FJA_INVALID_OPTIONS', label)
-      t.match((error as Error).message, /^fastify-jsonapi: /, label)
-      t.match((error as Error).message, message, label)
-    } finally {
-      await app.close()
-    }
-  }
+  await assertOptionsErrors(t, { db, resources }, cases)
 })
 
 t.test('a wrong declaration fails at registration with ResourceConfigError', async (t) => {

@@ -12,8 +12,9 @@ import pg from 'pg'
 import { buildApp } from '../../examples/app/app.js'
 import { resources } from '../../examples/app/resources.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
-import { jsonApi, JsonApiOptionsError, type JsonApiOptions, type Repository } from '../../lib/index.js'
+import { jsonApi, type JsonApiOptions, type Repository } from '../../lib/index.js'
 import { openTestDatabase, StatementCounter, type TestDatabase } from '../helpers/database.js'
+import { assertOptionsErrors } from '../helpers/assert-errors.js'
 import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
 import { assertErrors } from '../helpers/assert-errors.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
@@ -298,20 +299,7 @@ t.test('readDb needs db, the default repository and a Kysely instance', async (t
     ['readDb a pg pool', { db: primary.db, readDb: new pg.Pool() as unknown as Kysely<any> }, /`readDb` must be a Kysely instance/],
     ['db not a Kysely instance', { db: 'postgres://localhost' as unknown as Kysely<any>, readDb: replica.db }, /`db` must be a Kysely instance/],
   ]
-  for (const [label, options, message] of cases) {
-    const instance = Fastify()
-    try {
-      await instance.register(jsonApi, { db: primary.db, resources, ...options })
-      t.fail(`${label}: registration should fail`)
-    } catch (error) {
-      t.ok(error instanceof JsonApiOptionsError, `${label}: JsonApiOptionsError`)
-      t.equal((error as JsonApiOptionsError).code, 'FJA_INVALID_OPTIONS', label)
-      t.match((error as Error).message, /^fastify-jsonapi: /, label)
-      t.match((error as Error).message, message, label)
-    } finally {
-      await instance.close()
-    }
-  }
+  await assertOptionsErrors(t, { db: primary.db, resources }, cases)
   const misspelt = Fastify()
   await t.rejects(async () => { await misspelt.register(jsonApi, { db: primary.db, resources, readDB: replica.db } as unknown as JsonApiOptions) },
     /'readDB' is not an option of the plugin \(did you mean 'readDb'\?\)/, 'a misspelt readDb is named')

@@ -29,7 +29,8 @@ function identity (value: unknown): unknown {
 class ShapeWriter {
   readonly parts: string[] = []
   readonly values: unknown[] = []
-  readonly #seen = new Map<unknown, number>()
+  /** The identities of the distinct values so far (a statement binds a few: a list beats a map). */
+  readonly #seen: unknown[] = []
 
   part (text: string): void {
     this.parts.push(text)
@@ -37,11 +38,8 @@ class ShapeWriter {
 
   value (value: unknown): void {
     const key = identity(value)
-    let index = this.#seen.get(key)
-    if (index === undefined) {
-      index = this.#seen.size
-      this.#seen.set(key, index)
-    }
+    let index = this.#seen.findIndex((seen) => Object.is(seen, key))
+    if (index === -1) index = this.#seen.push(key) - 1
     this.parts.push(`?${index}`)
     this.values.push(value)
   }
