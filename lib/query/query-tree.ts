@@ -82,6 +82,11 @@ export interface QueryTree {
    * parameter of the request (`filter[age]`), or `filter` when there are several.
    */
   readonly filterParameter?: string
+  /**
+   * With several filter parameters: the filter of each, so that a value the database refuses can be traced to the
+   * parameter that holds it.
+   */
+  readonly filterParts?: ReadonlyArray<{ readonly parameter: string; readonly node: FilterNode }>
 }
 
 export function includeNode (relationship: string, children: readonly IncludeNode[] = []): IncludeNode {
@@ -114,6 +119,7 @@ export function queryTree (parts: Partial<QueryTree> & Pick<QueryTree, 'page'>):
     sort: Object.freeze([...(parts.sort ?? [])]),
     page: parts.page,
     ...(parts.filterParameter === undefined ? {} : { filterParameter: parts.filterParameter }),
+    ...(parts.filterParts === undefined ? {} : { filterParts: Object.freeze([...parts.filterParts]) }),
   })
 }
 

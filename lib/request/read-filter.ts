@@ -78,6 +78,9 @@ class FilterReader {
     return jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: `${where}${detail}`, source: { parameter: this.#parameter } })
   }
 
+  /** The filter of each filter parameter, in the order of the query string (after `read`). */
+  readonly parts: FilterPart[] = []
+
   read (raw: RawQuery, resource: ResolvedResource): FilterNode | undefined {
     const items: FilterNode[] = []
     for (const [name, value] of Object.entries(raw)) {
@@ -97,6 +100,7 @@ class FilterReader {
       } else {
         items.push(this.#simple(name.slice('filter['.length, -1), value, resource))
       }
+      this.parts.push({ parameter: name, node: items[items.length - 1] })
     }
     return items.length === 0 ? undefined : andNode(items)
   }
@@ -288,4 +292,17 @@ class FilterReader {
  */
 export function readFilter (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: FilterLimits): FilterNode | undefined {
   return new FilterReader(graph, limits).read(raw, resource)
+}
+
+/** The filter of one filter parameter of a request (`filter`, `filter[age]`). */
+export interface FilterPart {
+  readonly parameter: string
+  readonly node: FilterNode
+}
+
+/** The request's filter (the AND of its filter parameters) and the filter of each parameter. */
+export function readFilterParts (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: FilterLimits): { readonly filter: FilterNode | undefined; readonly parts: readonly FilterPart[] } {
+  const reader = new FilterReader(graph, limits)
+  const filter = reader.read(raw, resource)
+  return { filter, parts: reader.parts }
 }

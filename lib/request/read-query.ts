@@ -6,7 +6,7 @@ import {
 } from '../query/query-tree.js'
 import { printFilter, type FilterNode } from '../query/filter-nodes.js'
 import { CURSOR_ERROR_TYPES, type CursorCodec } from '../query/cursors.js'
-import { readFilter, type FilterLimits } from './read-filter.js'
+import { readFilterParts, type FilterLimits } from './read-filter.js'
 
 /** What `page[size]=0` does: return every row, be refused (400), or return at most the maximum page size. */
 export type UnpagedPolicy = 'allowed' | 'forbidden' | 'capped'
@@ -104,12 +104,12 @@ function read (raw: RawQuery, names: readonly string[], resource: ResolvedResour
   }
   const fields = readFields(raw, graph)
   const include = readInclude(single(raw, 'include'), resource, graph, limits)
-  const filter = collection ? readFilter(raw, resource, graph, limits.filter) : undefined
+  const { filter, parts } = collection ? readFilterParts(raw, resource, graph, limits.filter) : { filter: undefined, parts: [] }
   const sort = collection ? readSort(single(raw, 'sort'), resource, graph, limits.sort) : []
   const page = !collection
     ? pageNode(1, 0)
     : isCursorRequest(raw, cursors) ? readCursorWindow(raw, resource, limits, cursors, sort, filter) : readPage(raw, resource, limits)
-  return queryTree({ fields, include, filter, filterParameter: filterParameterOf(raw), sort, page })
+  return queryTree({ fields, include, filter, filterParameter: filterParameterOf(raw), ...(parts.length > 1 ? { filterParts: parts } : {}), sort, page })
 }
 
 /** Whether a collection request is cursor-paginated: it has a cursor, or asks for the profile without a page number. */

@@ -29,15 +29,38 @@ const PLAIN_QUERY = queryTree({ page: pageNode(1, 0) })
  * The only client values a read binds are filter values (ids and page numbers are checked first): a value the
  * column's type cannot hold (an integer beyond its range, say) is the filter's 400, not a database error.
  */
-async function filterValuesFit<T> (read: Promise<T>, parameter = 'filter'): Promise<T> {
+async function filterValuesFit<T> (read: Promise<T>, query: QueryTree, probe?: (filter: FilterNode) => Promise<unknown>): Promise<T> {
   try {
     return await read
   } catch (error) {
-    if (error instanceof StorageError && (error.kind === 'invalid-value' || error.kind === 'out-of-range')) {
-      throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: 'a filter value does not fit the type of its column', source: { parameter } })
-    }
-    throw error
+    if (!refusedValue(error)) throw error
+    throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
+      detail: 'a filter value does not fit the type of its column',
+      source: { parameter: await refusingParameter(query, probe) },
+    })
   }
+}
+
+function refusedValue (error: unknown): boolean {
+  return error instanceof StorageError && (error.kind === 'invalid-value' || error.kind === 'out-of-range')
+}
+
+/**
+ * The filter parameter that holds a value the database refused: the only one, or, of several, the first whose filter
+ * alone is refused too (`probe` runs a statement with one parameter's filter; only on this error path).
+ */
+async function refusingParameter (query: QueryTree, probe: ((filter: FilterNode) => Promise<unknown>) | undefined): Promise<string> {
+  const parts = query.filterParts
+  if (parts === undefined || probe === undefined) return query.filterParameter ?? 'filter'
+  for (const part of parts) {
+    try {
+      await probe(part.node)
+    } catch (error) {
+      if (refusedValue(error)) return part.parameter
+      throw error
+    }
+  }
+  return parts[0].parameter
 }
 
 /** The 404 of a resource that does not exist, or that the request may not see. */
@@ -190,7 +213,7 @@ export class ResourceService {
       const [page, counted] = await filterValuesFit(Promise.all([
         Promise.resolve().then(() => readCursorPage(repository, layer, cursor, size)),
         total(layer),
-      ]), query.filterParameter)
+      ]), query, this.#probe(resource, query, extra))
       const primary = page.rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
       const totals = strategy === 'estimated'
         ? sizeOf(counted as number, { before: page.result.prev === undefined ? 0 : 1, exactBefore: page.result.prev === undefined, rows: page.rows.length, more: page.result.next !== undefined })
@@ -203,7 +226,7 @@ export class ResourceService {
     const [found, counted] = await filterValuesFit(Promise.all([
       Promise.resolve().then(() => repository.findMany(layer)),
       total(layer),
-    ]), query.filterParameter)
+    ]), query, this.#probe(resource, query, extra))
     const rows = probe === 1 && found.length > size ? found.slice(0, size) : found
     const primary = rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
     const hasMore = found.length > rows.length
@@ -274,7 +297,12 @@ export class ResourceService {
         })
         if (fresh.length > 0) await sink.included(result, fresh)
       }
-    }), query.filterParameter)
+    }), query, this.#probe(resource, query, extra))
+  }
+
+  /** Counts the collection under one filter parameter's filter alone (to tell which parameter a refused value is in). */
+  #probe (resource: ResolvedResource, query: QueryTree, extra: FilterNode | undefined): (filter: FilterNode) => Promise<unknown> {
+    return (filter) => this.#repository.count(this.#composer.collection(resource, queryTree({ ...query, filter }), extra))
   }
 
   /** One resource and its includes; 404 when it does not exist or the request may not see it. */

@@ -308,3 +308,24 @@ t.test('SQL injection attempts give 400 or a correct empty result, never a datab
   }
   t.equal((await ids('/users')).count, 4, 'the users are all still there')
 })
+
+t.test('cannot filter with a value the column cannot hold: the 400 names the parameter that holds it, also among several', async (t) => {
+  const { assertError } = await import('../helpers/assert-errors.js')
+  const json = (value: unknown): string => `filter=${encodeURIComponent(JSON.stringify(value))}`
+  const cases: Array<[string, string]> = [
+    ['/users?filter[age]=-9223372036854776000', 'filter[age]'],
+    ['/users?filter[id]=1&filter[age]=2147483648', 'filter[age]'],
+    ['/users?filter[age]=2147483648&filter[id]=1', 'filter[age]'],
+    ['/notes?filter[id]=0&filter[owner.age]=-9223372036854776000&sort=id&fields[user]=', 'filter[owner.age]'],
+    [`/users?${json([{ name: 'age', op: 'gt', val: 2 ** 31 }])}&filter[name]=ada`, 'filter'],
+    [`/users?${json([{ name: 'name', op: 'eq', val: 'ada' }])}&filter[age]=-2147483649`, 'filter[age]'],
+    ['/users/1/computers?filter[id]=1&filter[owner.age]=2147483648', 'filter[owner.age]'],
+  ]
+  for (const [url, parameter] of cases) {
+    const response = await api.request('GET', url)
+    assertError(t, response, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter, detail: /does not fit the type of its column/ })
+  }
+  // Several filter parameters that the column can hold: no probe, an ordinary answer.
+  const fine = await api.request('GET', '/users?filter[id]=1&filter[age]=2147483647')
+  t.equal(fine.status, 200)
+})
