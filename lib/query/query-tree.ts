@@ -78,13 +78,8 @@ export interface QueryTree {
   readonly sort: readonly SortNode[]
   readonly page: PageNode
   /**
-   * The query parameter the filter came from, for an error the database raises about a filter value: the one filter
-   * parameter of the request (`filter[age]`), or `filter` when there are several.
-   */
-  readonly filterParameter?: string
-  /**
-   * With several filter parameters: the filter of each, so that a value the database refuses can be traced to the
-   * parameter that holds it.
+   * The filter of each filter parameter (`filter`, `filter[age]`), in the order of the query string: a value the
+   * database refuses is traced to the parameter that holds it.
    */
   readonly filterParts?: ReadonlyArray<{ readonly parameter: string; readonly node: FilterNode }>
 }
@@ -118,7 +113,6 @@ export function queryTree (parts: Partial<QueryTree> & Pick<QueryTree, 'page'>):
     filter: parts.filter,
     sort: Object.freeze([...(parts.sort ?? [])]),
     page: parts.page,
-    ...(parts.filterParameter === undefined ? {} : { filterParameter: parts.filterParameter }),
     ...(parts.filterParts === undefined ? {} : { filterParts: Object.freeze([...parts.filterParts]) }),
   })
 }

@@ -109,18 +109,12 @@ function read (raw: RawQuery, names: readonly string[], resource: ResolvedResour
   const page = !collection
     ? pageNode(1, 0)
     : isCursorRequest(raw, cursors) ? readCursorWindow(raw, resource, limits, cursors, sort, filter) : readPage(raw, resource, limits)
-  return queryTree({ fields, include, filter, filterParameter: filterParameterOf(raw), ...(parts.length > 1 ? { filterParts: parts } : {}), sort, page })
+  return queryTree({ fields, include, filter, ...(parts.length > 0 ? { filterParts: parts } : {}), sort, page })
 }
 
 /** Whether a collection request is cursor-paginated: it has a cursor, or asks for the profile without a page number. */
 function isCursorRequest (raw: RawQuery, cursors: CursorReading | undefined): boolean {
   return raw['page[after]'] !== undefined || raw['page[before]'] !== undefined || (cursors?.requested === true && raw['page[number]'] === undefined)
-}
-
-/** The one filter parameter of a request (`filter`, `filter[age]`), or `filter` when there are several. */
-function filterParameterOf (raw: RawQuery): string | undefined {
-  const names = Object.keys(raw).filter((name) => name === 'filter' || name.startsWith('filter['))
-  return names.length === 0 ? undefined : names.length === 1 ? names[0] : 'filter'
 }
 
 function readFields (raw: RawQuery, graph: ResourceGraph): ReadonlyMap<string, ReadonlySet<string>> {

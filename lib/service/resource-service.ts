@@ -25,42 +25,9 @@ import {
 /** A query with every field and nothing included. */
 const PLAIN_QUERY = queryTree({ page: pageNode(1, 0) })
 
-/**
- * The only client values a read binds are filter values (ids and page numbers are checked first): a value the
- * column's type cannot hold (an integer beyond its range, say) is the filter's 400, not a database error.
- */
-async function filterValuesFit<T> (read: Promise<T>, query: QueryTree, probe?: (filter: FilterNode) => Promise<unknown>): Promise<T> {
-  try {
-    return await read
-  } catch (error) {
-    if (!refusedValue(error)) throw error
-    throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
-      detail: 'a filter value does not fit the type of its column',
-      source: { parameter: await refusingParameter(query, probe) },
-    })
-  }
-}
-
+/** A value the database refused: a client's filter value that the column's type cannot hold. */
 function refusedValue (error: unknown): boolean {
   return error instanceof StorageError && (error.kind === 'invalid-value' || error.kind === 'out-of-range')
-}
-
-/**
- * The filter parameter that holds a value the database refused: the only one, or, of several, the first whose filter
- * alone is refused too (`probe` runs a statement with one parameter's filter; only on this error path).
- */
-async function refusingParameter (query: QueryTree, probe: ((filter: FilterNode) => Promise<unknown>) | undefined): Promise<string> {
-  const parts = query.filterParts
-  if (parts === undefined || probe === undefined) return query.filterParameter ?? 'filter'
-  for (const part of parts) {
-    try {
-      await probe(part.node)
-    } catch (error) {
-      if (refusedValue(error)) return part.parameter
-      throw error
-    }
-  }
-  return parts[0].parameter
 }
 
 /** The 404 of a resource that does not exist, or that the request may not see. */
@@ -210,10 +177,10 @@ export class ResourceService {
     if (cursor !== undefined) {
       // A cursor page (keyset): one statement whatever its depth, beside the count.
       const layer = this.#composer.collection(resource, query, extra)
-      const [page, counted] = await filterValuesFit(Promise.all([
+      const [page, counted] = await this.#filterValuesFit(Promise.all([
         Promise.resolve().then(() => readCursorPage(repository, layer, cursor, size)),
         total(layer),
-      ]), query, this.#probe(resource, query, extra))
+      ]), resource, query, extra)
       const primary = page.rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
       const totals = strategy === 'estimated'
         ? sizeOf(counted as number, { before: page.result.prev === undefined ? 0 : 1, exactBefore: page.result.prev === undefined, rows: page.rows.length, more: page.result.next !== undefined })
@@ -223,10 +190,10 @@ export class ResourceService {
     // Without an exact count, one row more than the page tells whether a next page exists.
     const probe = strategy !== 'exact' && size > 0 ? 1 : 0
     const layer = this.#composer.collection(resource, query, extra, probe)
-    const [found, counted] = await filterValuesFit(Promise.all([
+    const [found, counted] = await this.#filterValuesFit(Promise.all([
       Promise.resolve().then(() => repository.findMany(layer)),
       total(layer),
-    ]), query, this.#probe(resource, query, extra))
+    ]), resource, query, extra)
     const rows = probe === 1 && found.length > size ? found.slice(0, size) : found
     const primary = rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
     const hasMore = found.length > rows.length
@@ -267,7 +234,7 @@ export class ResourceService {
     const scan = this.#repository.scan
     if (scan === undefined) throw new Error('fastify-jsonapi: the repository cannot stream (no scan method)')
     const rowsOf = (rows: readonly Row[]): ResourceRow[] => rows.map((row) => ({ resource, id: String(row[resource.idColumn]), row }))
-    await filterValuesFit(scan.call(this.#repository, async (repository, batches) => {
+    await this.#filterValuesFit(scan.call(this.#repository, async (repository, batches) => {
       // Estimated: every row is written, so their number is the exact count, and costs nothing.
       await sink.start(counting === 'exact' ? await repository.count(layer) : undefined, counting === 'estimated')
       const primaryKeys = layer.include.length === 0 ? undefined : new Set<string>()
@@ -297,12 +264,42 @@ export class ResourceService {
         })
         if (fresh.length > 0) await sink.included(result, fresh)
       }
-    }), query, this.#probe(resource, query, extra))
+    }), resource, query, extra)
   }
 
-  /** Counts the collection under one filter parameter's filter alone (to tell which parameter a refused value is in). */
-  #probe (resource: ResolvedResource, query: QueryTree, extra: FilterNode | undefined): (filter: FilterNode) => Promise<unknown> {
-    return (filter) => this.#repository.count(this.#composer.collection(resource, queryTree({ ...query, filter }), extra))
+  /**
+   * The only client values a read binds are filter values (ids and page numbers are checked first): a value the
+   * column's type cannot hold (an integer beyond its range, say) is a 400 of the filter parameter that holds it, not a
+   * database error.
+   */
+  async #filterValuesFit<T> (read: Promise<T>, resource: ResolvedResource, query: QueryTree, extra: FilterNode | undefined): Promise<T> {
+    try {
+      return await read
+    } catch (error) {
+      if (!refusedValue(error)) throw error
+      throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
+        detail: 'a filter value does not fit the type of its column',
+        source: { parameter: await this.#refusingParameter(resource, query, extra) },
+      })
+    }
+  }
+
+  /**
+   * The filter parameter that holds a value the database refused: the only one, or, of several, the first whose
+   * filter alone is refused too (a count under it; only on this error path).
+   */
+  async #refusingParameter (resource: ResolvedResource, query: QueryTree, extra: FilterNode | undefined): Promise<string> {
+    const parts = query.filterParts ?? []
+    if (parts.length <= 1) return parts[0]?.parameter ?? 'filter'
+    for (const part of parts) {
+      try {
+        await this.#repository.count(this.#composer.collection(resource, queryTree({ ...query, filter: part.node }), extra))
+      } catch (error) {
+        if (refusedValue(error)) return part.parameter
+        throw error
+      }
+    }
+    return parts[0].parameter
   }
 
   /** One resource and its includes; 404 when it does not exist or the request may not see it. */
