@@ -14,7 +14,8 @@ import type { Kysely } from 'kysely'
 import { jsonApi, type AnyResourceDeclaration } from '../lib/index.js'
 import { resources } from '../examples/app/resources.js'
 import { exampleContext } from '../examples/app/context.js'
-import { openDatabase, serve } from './servers/serve.js'
+import { openLibraryDatabase } from './servers/library-database.js'
+import { serve } from './servers/serve.js'
 
 /** The count strategies the scale scenarios compare, by the name `BENCH_COUNT` gives them. */
 export const STRATEGIES = { exact: 'exact', estimated: 'estimated', none: false } as const
@@ -39,13 +40,13 @@ export async function scaleApp (db: Kysely<any>, strategy: StrategyName): Promis
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const db = openDatabase()
+  const { db, close } = await openLibraryDatabase()
   try {
     const app = await scaleApp(db, strategyNamed(process.env.BENCH_COUNT))
-    await serve(app, () => db.destroy())
+    await serve(app, close)
   } catch (error) {
     console.error(error)
-    await db.destroy().catch(() => {})
+    await close().catch(() => {})
     process.exit(1)
   }
 }

@@ -62,7 +62,7 @@ export type {
 export { andNode, compareNode, constantNode, existsNode, notNode, orNode, printFilter } from './query/filter-nodes.js'
 export { swaggerOptions } from './openapi/swagger-options.js'
 export type { OpenApiDocumentOptions, SwaggerPluginOptions } from './openapi/swagger-options.js'
-export { createPostgresDatabase } from './database/postgres-database.js'
-export type { PostgresDatabase, PostgresDatabaseOptions } from './database/postgres-database.js'
+export { createPostgresDatabase, withCallbackQueries } from './database/postgres-database.js'
+export type { PgClientClass, PostgresDatabase, PostgresDatabaseOptions } from './database/postgres-database.js'
 
 export default jsonApi

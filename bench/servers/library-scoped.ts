@@ -13,7 +13,8 @@
 import Fastify from 'fastify'
 import { jsonApi, type AnyResourceDeclaration } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
-import { openDatabase, serve } from './serve.js'
+import { openLibraryDatabase } from './library-database.js'
+import { serve } from './serve.js'
 
 interface BenchContext { readonly hidden: string }
 type Scope = NonNullable<AnyResourceDeclaration['hooks']>['scope']
@@ -33,13 +34,13 @@ const scoped = resources.map((resource: AnyResourceDeclaration) => {
   return scope === undefined ? resource : { ...resource, hooks: { ...(resource.hooks ?? {}), scope } }
 })
 
-const db = openDatabase()
+const { db, close } = await openLibraryDatabase()
 try {
   const app = Fastify({ logger: false })
   await app.register(jsonApi, { db, resources: scoped, context: () => ({ hidden: 'hidden' }) })
-  await serve(app, () => db.destroy())
+  await serve(app, close)
 } catch (error) {
   console.error(error)
-  await db.destroy().catch(() => {})
+  await close().catch(() => {})
   process.exit(1)
 }

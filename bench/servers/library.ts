@@ -1,16 +1,17 @@
 /**
  * The benchmarked library: the example application (`examples/app`, fastify-jsonapi with the example's resources)
- * on the benchmark database, logger off. Started by `bench/run.ts` as a child process; see `serve.ts`.
+ * on the benchmark database, opened as the example application opens PostgreSQL, logger off. Started by `bench/run.ts` as a child process; see `serve.ts`.
  */
 import { buildApp } from '../../examples/app/app.js'
-import { openDatabase, serve } from './serve.js'
+import { openLibraryDatabase } from './library-database.js'
+import { serve } from './serve.js'
 
-const db = openDatabase()
+const { db, close } = await openLibraryDatabase()
 try {
   const app = await buildApp({ db, logger: false })
-  await serve(app, () => db.destroy())
+  await serve(app, close)
 } catch (error) {
   console.error(error)
-  await db.destroy().catch(() => {})
+  await close().catch(() => {})
   process.exit(1)
 }

@@ -16,16 +16,25 @@ import pg from 'pg'
 /** The size of each server's connection pool (as many as autocannon's default connections). */
 export const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10)
 
-/** A `pg` pool on the benchmark database, the same settings in every server. */
-export function openPool (): pg.Pool {
+/** The benchmark database's URL, from `bench/run.ts`. */
+export function benchDatabaseUrl (): string {
   const connectionString = process.env.BENCH_DATABASE_URL
   if (connectionString === undefined || connectionString === '') {
     throw new Error('BENCH_DATABASE_URL is not set: start this server through `npm run bench`')
   }
-  return new pg.Pool({ connectionString, max: POOL_SIZE })
+  return connectionString
 }
 
-/** Opens the benchmark database through `pg` and Kysely. */
+/** A `pg` pool on the benchmark database, the same settings in every server. */
+export function openPool (): pg.Pool {
+  return new pg.Pool({ connectionString: benchDatabaseUrl(), max: POOL_SIZE })
+}
+
+/**
+ * Opens the benchmark database through `pg` and Kysely, the way an application that brings its own pool does (the
+ * hand-written Kysely server). The library's servers open it as the example application does on PostgreSQL, through
+ * the library's `createPostgresDatabase` (`library-database.ts`).
+ */
 export function openDatabase (): Kysely<any> {
   return new Kysely<any>({ dialect: new PostgresDialect({ pool: openPool() }) })
 }

@@ -3,7 +3,7 @@ import { readValue } from '../schema/value-codec.js'
 import type { QueryTree } from '../query/query-tree.js'
 import { resourceKey, type ResourceRow, type ResultSet } from '../service/result-set.js'
 import { selectionOf, type Selection } from '../service/selection.js'
-import { JsonText, quote, valueJson } from './json-text.js'
+import { JsonText, escaped, quote, valueJson } from './json-text.js'
 
 /** A resource identifier object. */
 export interface ResourceIdentifier {
@@ -18,21 +18,25 @@ export interface ResourceObject extends ResourceIdentifier {
   readonly links: { readonly self: string }
 }
 
-/** The text of a string inside a JSON string (escaped, without the quotes). */
-function inner (text: string): string {
-  return quote(text).slice(1, -1)
-}
-
 /**
  * What is the same in every resource object of a type and fieldset, written once: the opening with the type, each
  * attribute's `"name":`, each relationship's name and the ends of its links.
  */
 interface Template {
-  /** `{"type":"user","id":` */
+  /** `{"type":"user","id":"` */
   readonly head: string
-  readonly attributes: ReadonlyArray<{ readonly member: string; readonly attribute: ResolvedAttribute }>
+  /** Each attribute with its member name: `"name":`, and `,"name":` for every one after the first written. */
+  readonly attributes: ReadonlyArray<{ readonly member: string; readonly nextMember: string; readonly attribute: ResolvedAttribute }>
   /** The resource path inside a JSON string: `/users/`. */
   readonly path: string
+  /**
+   * The rest of a resource object without linkage, cut where its self link goes: joined by the self link, it is
+   * `},"links":{"self":"…"},"relationships":{"computers":{"links":{"self":"…/relationships/computers",…}},…}}`. One
+   * join writes it as one flat string, where concatenation would leave a string of a dozen parts for the encoder to
+   * walk (the self link appears twice per relationship). `openTail` is the same without the object's closing brace.
+   */
+  readonly tail: readonly string[]
+  readonly openTail: readonly string[]
   readonly relationships: ReadonlyArray<{
     readonly relationship: ResolvedRelationship
     /** `"computers":{"links":{"self":` */
@@ -45,25 +49,45 @@ interface Template {
   }>
 }
 
+/** The tail of a template (see {@link Template.tail}), its parts cut at the self link. */
+function tailParts (relationships: Template['relationships'], close: boolean): string[] {
+  const parts = ['},"links":{"self":"']
+  let part = '"}'
+  if (relationships.length > 0) {
+    part += ',"relationships":{'
+    relationships.forEach((entry, index) => {
+      parts.push(`${part}${index === 0 ? '' : ','}${entry.member}"`)
+      parts.push(`${entry.self}","related":"`)
+      part = `${entry.related}"}}`
+    })
+    part += '}'
+  }
+  parts.push(close ? `${part}}` : part)
+  return parts
+}
+
 const TEMPLATES = new WeakMap<Selection, Template>()
 
 function templateOf (resource: ResolvedResource, selection: Selection): Template {
   let template = TEMPLATES.get(selection)
   if (template === undefined) {
+    const relationships = selection.relationships.map((relationship) => ({
+      relationship,
+      member: `${quote(relationship.name)}:{"links":{"self":`,
+      self: escaped(`/relationships/${relationship.name}`),
+      related: escaped(`/${relationship.name}`),
+      identifier: `{"type":${quote(relationship.targetType)},"id":`,
+    }))
     template = {
-      head: `{"type":${quote(resource.type)},"id":`,
+      head: `{"type":${quote(resource.type)},"id":"`,
       attributes: selection.attributes.flatMap((name) => {
         const attribute = resource.attributes.get(name)
-        return attribute === undefined ? [] : [{ member: `${quote(name)}:`, attribute }]
+        return attribute === undefined ? [] : [{ member: `${quote(name)}:`, nextMember: `,${quote(name)}:`, attribute }]
       }),
-      path: inner(`${resource.path}/`),
-      relationships: selection.relationships.map((relationship) => ({
-        relationship,
-        member: `${quote(relationship.name)}:{"links":{"self":`,
-        self: inner(`/relationships/${relationship.name}`),
-        related: inner(`/${relationship.name}`),
-        identifier: `{"type":${quote(relationship.targetType)},"id":`,
-      })),
+      path: escaped(`${resource.path}/`),
+      tail: tailParts(relationships, true),
+      openTail: tailParts(relationships, false),
+      relationships,
     }
     TEMPLATES.set(selection, template)
   }
@@ -85,7 +109,7 @@ export class ResourceWriter {
 
   constructor (baseUrl: string, query: QueryTree, result: ResultSet) {
     this.#baseUrl = baseUrl
-    this.#baseJson = inner(baseUrl)
+    this.#baseJson = escaped(baseUrl)
     this.#query = query
     this.#result = result
   }
@@ -126,37 +150,39 @@ export class ResourceWriter {
   /** `json` followed by the JSON text of a row's resource object. */
   #append (json: string, { resource, id, row }: ResourceRow, meta?: unknown): string {
     const template = templateOf(resource, this.#selection(resource))
-    json += `${template.head}${quote(id)},"attributes":{`
+    json += `${template.head}${escaped(id)}","attributes":{`
     let first = true
-    for (const { member, attribute } of template.attributes) {
+    for (const { member, nextMember, attribute } of template.attributes) {
       const value = valueJson(this.#value(attribute, row))
       if (value === undefined) continue
-      json += first ? `${member}${value}` : `,${member}${value}`
+      json += first ? member : nextMember
+      json += value
       first = false
     }
     // The self link inside a JSON string: encodeURIComponent leaves nothing that needs escaping.
     const self = `${this.#baseJson}${template.path}${encodeURIComponent(id)}`
-    json += `},"links":{"self":"${self}"}`
-    if (template.relationships.length > 0) {
-      const linkage = this.#result.linkage.get(resourceKey(resource.type, id))
-      json += ',"relationships":{'
-      for (let index = 0; index < template.relationships.length; index++) {
-        const entry = template.relationships[index]
-        json += `${index === 0 ? '' : ','}${entry.member}"${self}${entry.self}","related":"${self}${entry.related}"}`
-        const ids = linkage?.get(entry.relationship.name)
-        if (ids !== undefined) {
-          if (entry.relationship.toMany) {
-            json += ',"data":['
-            for (let at = 0; at < ids.length; at++) json += `${at === 0 ? '' : ','}${entry.identifier}${quote(ids[at])}}`
-            json += ']'
-          } else {
-            json += ids.length === 0 ? ',"data":null' : `,"data":${entry.identifier}${quote(ids[0])}}`
-          }
+    const linkage = template.relationships.length === 0 ? undefined : this.#result.linkage.get(resourceKey(resource.type, id))
+    if (linkage === undefined) {
+      if (meta === undefined) return json + template.tail.join(self)
+      return `${json}${template.openTail.join(self)},"meta":${JSON.stringify(meta)}}`
+    }
+    json += `},"links":{"self":"${self}"},"relationships":{`
+    for (let index = 0; index < template.relationships.length; index++) {
+      const entry = template.relationships[index]
+      json += `${index === 0 ? '' : ','}${entry.member}"${self}${entry.self}","related":"${self}${entry.related}"}`
+      const ids = linkage.get(entry.relationship.name)
+      if (ids !== undefined) {
+        if (entry.relationship.toMany) {
+          json += ',"data":['
+          for (let at = 0; at < ids.length; at++) json += `${at === 0 ? '' : ','}${entry.identifier}${quote(ids[at])}}`
+          json += ']'
+        } else {
+          json += ids.length === 0 ? ',"data":null' : `,"data":${entry.identifier}${quote(ids[0])}}`
         }
-        json += '}'
       }
       json += '}'
     }
+    json += '}'
     if (meta !== undefined) json += `,"meta":${JSON.stringify(meta)}`
     return `${json}}`
   }

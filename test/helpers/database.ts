@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import pg from 'pg'
 import { createEmbeddedDatabase } from '../../lib/embedded.js'
+import { withCallbackQueries } from '../../lib/index.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 
 /** Counts the SQL statements Kysely runs, to assert that reads issue a fixed number of queries. */
@@ -53,7 +54,8 @@ export async function openTestDatabase (migrate: Migrate = migrateToLatest): Pro
   await admin.connect()
   await admin.query(`create schema ${schema}`)
   await admin.end()
-  const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 4 })
+  // The pool as docs/production.md advises for a pool of your own: its clients build every query with its callback.
+  const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 4, Client: withCallbackQueries(pg.Client) })
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }), log: counter.log })
   await migrate(db, { schema })
   return {
