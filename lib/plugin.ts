@@ -18,7 +18,6 @@ import type { DatabaseSettings } from './service/resource-service.js'
 import { RouteDocs } from './openapi/route-schemas.js'
 import { CursorCodec, MIN_SECRET_BYTES, type CursorSecret } from './query/cursors.js'
 import { entityTag, noneMatch } from './routes/conditional.js'
-import { flatText } from './document/json-text.js'
 
 /** An invalid plugin option; thrown at registration. */
 export class JsonApiOptionsError extends Error {
@@ -217,7 +216,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     // body. (A streamed collection, `page[size]=0`, has no bytes to hash before it is sent: no ETag.)
     if ((request.method === 'GET' || request.method === 'HEAD') && reply.statusCode === 200 && typeof payload === 'string') {
       // The body's bytes once: hashed for the tag, then sent as they are (not encoded again to be written).
-      const bytes = Buffer.from(flatText(payload))
+      const bytes = Buffer.from(payload)
       const tag = entityTag(bytes)
       reply.header('etag', tag)
       if (noneMatch(request.headers['if-none-match'], tag)) {

@@ -3,7 +3,7 @@ import { readValue } from '../schema/value-codec.js'
 import type { QueryTree } from '../query/query-tree.js'
 import { resourceKey, type ResourceRow, type ResultSet } from '../service/result-set.js'
 import { selectionOf, type Selection } from '../service/selection.js'
-import { JsonText, escaped, quote, valueJson } from './json-text.js'
+import { JsonText, escaped, needsEscape, quote, valueJson } from './json-text.js'
 
 /** A resource identifier object. */
 export interface ResourceIdentifier {
@@ -19,39 +19,64 @@ export interface ResourceObject extends ResourceIdentifier {
 }
 
 /**
+ * Where the writing of a resource object stands, for the text that comes next: right after the id, after a string
+ * value whose closing quote is still to be written, or after any other value. Each fragment of a template exists
+ * once per state, beginning with what that state still owes, so that every attribute costs two parts (its fragment
+ * and its value): copying a concatenated document into the bytes sent costs per part.
+ */
+const AFTER_ID = 0
+const AFTER_STRING = 1
+const AFTER_VALUE = 2
+type State = typeof AFTER_ID | typeof AFTER_STRING | typeof AFTER_VALUE
+/** What each state still owes: the opening of the attributes, a closing quote, nothing. */
+const OWED = ['","attributes":{', '"', ''] as const
+
+/** Text per state (see {@link State}). */
+type ByState = readonly [string, string, string]
+
+interface RelationshipEntry {
+  readonly relationship: ResolvedRelationship
+  /** `"computers":{"links":{"self":` */
+  readonly member: string
+  /** `/relationships/computers` and `/computers`, escaped for a JSON string. */
+  readonly self: string
+  readonly related: string
+  /** `{"type":"computer","id":` */
+  readonly identifier: string
+  /** `{"type":"computer","id":"`: the identifier up to the id, which follows without its quotes */
+  readonly identifierOpen: string
+  /** `"},{"type":"computer","id":"`: between two ids of a to-many linkage written by one join */
+  readonly between: string
+}
+
+/**
  * What is the same in every resource object of a type and fieldset, written once: the opening with the type, each
- * attribute's `"name":`, each relationship's name and the ends of its links.
+ * attribute's member name, each relationship's name and the ends of its links.
  */
 interface Template {
   /** `{"type":"user","id":"` */
   readonly head: string
-  /** Each attribute with its member name: `"name":`, and `,"name":` for every one after the first written. */
-  readonly attributes: ReadonlyArray<{ readonly member: string; readonly nextMember: string; readonly attribute: ResolvedAttribute }>
+  /**
+   * Each attribute with the fragment that comes before its value, per state: `plain` before a JSON value
+   * (`,"age":`), `open` before a string written without its quotes (`,"name":"`).
+   */
+  readonly attributes: ReadonlyArray<{ readonly plain: ByState; readonly open: ByState; readonly attribute: ResolvedAttribute }>
   /** The resource path inside a JSON string: `/users/`. */
   readonly path: string
   /**
-   * The rest of a resource object without linkage, cut where its self link goes: joined by the self link, it is
-   * `},"links":{"self":"…"},"relationships":{"computers":{"links":{"self":"…/relationships/computers",…}},…}}`. One
-   * join writes it as one flat string, where concatenation would leave a string of a dozen parts for the encoder to
-   * walk (the self link appears twice per relationship). `openTail` is the same without the object's closing brace.
+   * The rest of a resource object without linkage, per state, cut where its self link goes: joined by the self link,
+   * it is `},"links":{"self":"…"},"relationships":{"computers":{"links":{"self":"…/relationships/computers",…}},…}}`.
+   * One join writes it as one flat string, where concatenation would leave a dozen parts (the self link appears twice
+   * per relationship). `openTails` are the same without the object's closing brace (a `meta` follows).
    */
-  readonly tail: readonly string[]
-  readonly openTail: readonly string[]
-  readonly relationships: ReadonlyArray<{
-    readonly relationship: ResolvedRelationship
-    /** `"computers":{"links":{"self":` */
-    readonly member: string
-    /** `/relationships/computers` and `/computers`, escaped for a JSON string. */
-    readonly self: string
-    readonly related: string
-    /** `{"type":"computer","id":` */
-    readonly identifier: string
-  }>
+  readonly tails: readonly [readonly string[], readonly string[], readonly string[]]
+  readonly openTails: readonly [readonly string[], readonly string[], readonly string[]]
+  readonly relationships: readonly RelationshipEntry[]
 }
 
-/** The tail of a template (see {@link Template.tail}), its parts cut at the self link. */
-function tailParts (relationships: Template['relationships'], close: boolean): string[] {
-  const parts = ['},"links":{"self":"']
+/** The tail of a template (see {@link Template.tails}), its parts cut at the self link. */
+function tailParts (relationships: readonly RelationshipEntry[], owed: string, close: boolean): string[] {
+  const parts = [`${owed}},"links":{"self":"`]
   let part = '"}'
   if (relationships.length > 0) {
     part += ',"relationships":{'
@@ -66,32 +91,54 @@ function tailParts (relationships: Template['relationships'], close: boolean): s
   return parts
 }
 
+function byState (text: (state: State) => string): ByState {
+  return [text(AFTER_ID), text(AFTER_STRING), text(AFTER_VALUE)]
+}
+
+function tailsOf (relationships: readonly RelationshipEntry[], close: boolean): Template['tails'] {
+  return [tailParts(relationships, OWED[AFTER_ID], close), tailParts(relationships, OWED[AFTER_STRING], close), tailParts(relationships, OWED[AFTER_VALUE], close)]
+}
+
 const TEMPLATES = new WeakMap<Selection, Template>()
 
 function templateOf (resource: ResolvedResource, selection: Selection): Template {
   let template = TEMPLATES.get(selection)
   if (template === undefined) {
-    const relationships = selection.relationships.map((relationship) => ({
+    const relationships = selection.relationships.map((relationship): RelationshipEntry => ({
       relationship,
       member: `${quote(relationship.name)}:{"links":{"self":`,
       self: escaped(`/relationships/${relationship.name}`),
       related: escaped(`/${relationship.name}`),
       identifier: `{"type":${quote(relationship.targetType)},"id":`,
+      identifierOpen: `{"type":${quote(relationship.targetType)},"id":"`,
+      between: `"},{"type":${quote(relationship.targetType)},"id":"`,
     }))
     template = {
       head: `{"type":${quote(resource.type)},"id":"`,
       attributes: selection.attributes.flatMap((name) => {
         const attribute = resource.attributes.get(name)
-        return attribute === undefined ? [] : [{ member: `${quote(name)}:`, nextMember: `,${quote(name)}:`, attribute }]
+        if (attribute === undefined) return []
+        const member = (state: State): string => `${OWED[state]}${state === AFTER_ID ? '' : ','}${quote(name)}:`
+        return [{ plain: byState(member), open: byState((state) => `${member(state)}"`), attribute }]
       }),
       path: escaped(`${resource.path}/`),
-      tail: tailParts(relationships, true),
-      openTail: tailParts(relationships, false),
+      tails: tailsOf(relationships, true),
+      openTails: tailsOf(relationships, false),
       relationships,
     }
     TEMPLATES.set(selection, template)
   }
   return template
+}
+
+/** `,"data":…` of a relationship: the identifiers of `ids`, one join when no id needs escaping. */
+function linkageJson (entry: RelationshipEntry, ids: readonly string[]): string {
+  if (!entry.relationship.toMany) return ids.length === 0 ? ',"data":null' : `,"data":${entry.identifier}${quote(ids[0])}}`
+  if (ids.length === 0) return ',"data":[]'
+  if (!ids.some(needsEscape)) return `,"data":[${entry.identifierOpen}${ids.join(entry.between)}"}]`
+  let json = ',"data":['
+  for (let at = 0; at < ids.length; at++) json += `${at === 0 ? '' : ','}${entry.identifier}${quote(ids[at])}}`
+  return `${json}]`
 }
 
 /**
@@ -150,36 +197,37 @@ export class ResourceWriter {
   /** `json` followed by the JSON text of a row's resource object. */
   #append (json: string, { resource, id, row }: ResourceRow, meta?: unknown): string {
     const template = templateOf(resource, this.#selection(resource))
-    json += `${template.head}${escaped(id)}","attributes":{`
-    let first = true
-    for (const { member, nextMember, attribute } of template.attributes) {
-      const value = valueJson(this.#value(attribute, row))
-      if (value === undefined) continue
-      json += first ? member : nextMember
-      json += value
-      first = false
+    json += template.head
+    json += escaped(id)
+    let state: State = AFTER_ID
+    for (const { plain, open, attribute } of template.attributes) {
+      const value = this.#value(attribute, row)
+      if (typeof value === 'string' && !needsEscape(value)) {
+        json += open[state]
+        json += value
+        state = AFTER_STRING
+      } else {
+        const text = valueJson(value)
+        if (text === undefined) continue
+        json += plain[state]
+        json += text
+        state = AFTER_VALUE
+      }
     }
     // The self link inside a JSON string: encodeURIComponent leaves nothing that needs escaping.
     const self = `${this.#baseJson}${template.path}${encodeURIComponent(id)}`
     const linkage = template.relationships.length === 0 ? undefined : this.#result.linkage.get(resourceKey(resource.type, id))
     if (linkage === undefined) {
-      if (meta === undefined) return json + template.tail.join(self)
-      return `${json}${template.openTail.join(self)},"meta":${JSON.stringify(meta)}}`
+      if (meta === undefined) return json + template.tails[state].join(self)
+      return `${json}${template.openTails[state].join(self)},"meta":${JSON.stringify(meta)}}`
     }
+    json += OWED[state]
     json += `},"links":{"self":"${self}"},"relationships":{`
     for (let index = 0; index < template.relationships.length; index++) {
       const entry = template.relationships[index]
       json += `${index === 0 ? '' : ','}${entry.member}"${self}${entry.self}","related":"${self}${entry.related}"}`
       const ids = linkage.get(entry.relationship.name)
-      if (ids !== undefined) {
-        if (entry.relationship.toMany) {
-          json += ',"data":['
-          for (let at = 0; at < ids.length; at++) json += `${at === 0 ? '' : ','}${entry.identifier}${quote(ids[at])}}`
-          json += ']'
-        } else {
-          json += ids.length === 0 ? ',"data":null' : `,"data":${entry.identifier}${quote(ids[0])}}`
-        }
-      }
+      if (ids !== undefined) json += linkageJson(entry, ids)
       json += '}'
     }
     json += '}'
