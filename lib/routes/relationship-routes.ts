@@ -80,28 +80,30 @@ function relatedPath (owner: ResolvedResource, id: string, relationship: Resolve
 function readRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelatedResource (request, reply) {
+    const raw = rawQuery(request)
     if (relationship.toMany) varyOnAccept(reply)
     const service = await relationshipsOf(context, request)
     const cursors = relationship.toMany ? cursorReading(context, request, `${owner.type}/${idOf(request)}/${relationship.name}`) : undefined
-    const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany, cursors)
+    const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors)
     if (relationship.toMany && query.page.size === 0 && service.resources.streams) {
       const linked = await service.relatedCollection(owner, idOf(request), relationship)
-      return sendCollectionStream(request, reply, service.resources, target, query, location(context, request), linked)
+      return sendCollectionStream(request, reply, service.resources, target, query, location(context, request, raw), linked)
     }
     const result = await service.readRelated(owner, idOf(request), relationship, query)
-    if (relationship.toMany) return sendCollection(reply, query, collectionDocument(result, query, location(context, request), context.cursors))
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request), true)))
+    if (relationship.toMany) return sendCollection(reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request, raw), true)))
   }
 }
 
 function createRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
   const implied = new Set(relationship.storage.kind === 'inverse' ? [relationship.storage.inverseName] : [])
   return async function createRelatedResource (request, reply) {
+    const raw = rawQuery(request)
     const service = await relationshipsOf(context, request)
-    const query = readQuery(rawQuery(request), target, context.graph, context.limits, false)
+    const query = readQuery(raw, target, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, target, 'create', undefined, implied)
     const result = await service.createRelated(owner, idOf(request), relationship, input, query)
-    const document = singleDocument(result, query, location(context, request))
+    const document = singleDocument(result, query, location(context, request, raw))
     const self = (document.links as { self: string }).self
     return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(documentJson(document))
   }
@@ -109,10 +111,11 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
 
 function updateRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
   return async function updateRelatedResource (request, reply) {
+    const raw = rawQuery(request)
     const service = await relationshipsOf(context, request)
-    const query = readQuery(rawQuery(request), target, context.graph, context.limits, false)
+    const query = readQuery(raw, target, context.graph, context.limits, false)
     const result = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request), true)))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request, raw), true)))
   }
 }
 
@@ -127,10 +130,11 @@ function deleteRelated (context: RouteContext, owner: ResolvedResource, relation
 function readLinkage (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelationship (request, reply) {
+    const raw = rawQuery(request)
     if (relationship.toMany) varyOnAccept(reply)
     const service = await relationshipsOf(context, request)
     const cursors = relationship.toMany ? cursorReading(context, request, `${owner.type}/${idOf(request)}/relationships/${relationship.name}`) : undefined
-    const query = readQuery(rawQuery(request), target, context.graph, context.limits, relationship.toMany, cursors)
+    const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors)
     if (query.include.length > 0 || query.fields.size > 0) {
       throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
         detail: 'a relationship document has no resource objects: include and fields do not apply',
@@ -139,19 +143,20 @@ function readLinkage (context: RouteContext, owner: ResolvedResource, relationsh
     }
     const id = idOf(request)
     const result = await service.readLinkage(owner, id, relationship, query)
-    return sendCollection(reply, query, linkageDocument(result, relationship.toMany, target.type, query, location(context, request), relatedPath(owner, id, relationship), context.cursors))
+    return sendCollection(reply, query, linkageDocument(result, relationship.toMany, target.type, query, location(context, request, raw), relatedPath(owner, id, relationship), context.cursors))
   }
 }
 
 function replaceLinkage (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   return async function replaceRelationship (request, reply) {
+    const raw = rawQuery(request)
     const service = await relationshipsOf(context, request)
     const id = idOf(request)
-    readQuery(rawQuery(request), context.graph.getResource(relationship.targetType), context.graph, context.limits, false)
+    readQuery(raw, context.graph.getResource(relationship.targetType), context.graph, context.limits, false)
     const precondition = preconditionOf(context, owner, id, ifMatchHeader(request))
     const input = readRelationshipDocument(request.body, relationship)
     await service.replace(owner, id, input, precondition)
-    const here = location(context, request)
+    const here = location(context, request, raw)
     return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson({
       links: { self: `${here.baseUrl}${here.path}`, related: `${here.baseUrl}${relatedPath(owner, id, relationship)}` },
       data: linkageData(relationship.targetType, relationship.toMany, input.ids ?? []),

@@ -9,7 +9,7 @@ import { readQuery, type CursorReading, type QueryLimits } from '../request/read
 import { acceptsProfile } from '../request/media-type.js'
 import { CURSOR_PAGINATION_PROFILE, type CursorCodec } from '../query/cursors.js'
 import type { QueryTree } from '../query/query-tree.js'
-import { rawQuery } from '../request/raw-query.js'
+import { rawQuery, type RawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { collectionDocument, metaDocument, singleDocument, type RequestLocation } from '../document/write-document.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
@@ -79,11 +79,14 @@ type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE']
 
-/** The request's path (within the registration's prefix) and query, for the links of its document. */
-export function location (context: RouteContext, request: FastifyRequest): RequestLocation {
+/**
+ * The request's path (within the registration's prefix) and query, for the links of its document (`query`: its raw
+ * query, when the handler has read it already).
+ */
+export function location (context: RouteContext, request: FastifyRequest, query: RawQuery = rawQuery(request)): RequestLocation {
   const url = request.url.split('?')[0]
   const path = url.startsWith(context.prefix) ? url.slice(context.prefix.length) : url
-  return { baseUrl: context.baseUrl, path, query: rawQuery(request) }
+  return { baseUrl: context.baseUrl, path, query }
 }
 
 function idOf (request: FastifyRequest): string {
@@ -137,32 +140,35 @@ export function registerMethodNotAllowed (fastify: FastifyInstance, url: string,
 
 function listHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function listResources (request, reply) {
+    const raw = rawQuery(request)
     varyOnAccept(reply)
     const service = await requestServices(context, request)
-    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, true, cursorReading(context, request, resource.type))
+    const query = readQuery(raw, resource, context.graph, context.limits, true, cursorReading(context, request, resource.type))
     // Every row (`page[size]=0`): streamed batch by batch, so memory does not grow with the row count.
-    if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, service, resource, query, location(context, request))
+    if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, service, resource, query, location(context, request, raw))
     const result = await service.list(resource, query)
-    return sendCollection(reply, query, collectionDocument(result, query, location(context, request), context.cursors))
+    return sendCollection(reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
   }
 }
 
 function readHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function readResource (request, reply) {
+    const raw = rawQuery(request)
     const service = await requestServices(context, request)
-    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, false)
+    const query = readQuery(raw, resource, context.graph, context.limits, false)
     const result = await service.read(resource, idOf(request), query)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request))))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request, raw))))
   }
 }
 
 function createHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function createResource (request, reply) {
+    const raw = rawQuery(request)
     const service = await requestServices(context, request)
-    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, false)
+    const query = readQuery(raw, resource, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, resource, 'create')
     const result = await service.create(resource, input, query)
-    const document = singleDocument(result, query, location(context, request))
+    const document = singleDocument(result, query, location(context, request, raw))
     const self = (document.links as { self: string }).self
     return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(documentJson(document))
   }
@@ -170,13 +176,14 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
 
 function updateHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function updateResource (request, reply) {
+    const raw = rawQuery(request)
     const service = await requestServices(context, request)
     const id = idOf(request)
-    const query = readQuery(rawQuery(request), resource, context.graph, context.limits, false)
+    const query = readQuery(raw, resource, context.graph, context.limits, false)
     const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
     const input = readResourceDocument(request.body, resource, 'update', id)
     const result = await service.update(resource, id, input, query, '/data', precondition)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request))))
+    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request, raw))))
   }
 }
 
