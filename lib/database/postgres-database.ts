@@ -45,9 +45,10 @@ export type PgClientClass = new (...args: any[]) => ClientBase
 const CALLBACK_CLIENTS = new WeakMap<PgClientClass, PgClientClass>()
 
 /**
- * A subclass of a `pg` client class whose promise queries (`client.query(text, values)` without a callback, the
- * way Kysely's `PostgresDialect` calls it) are built with their callback, as `pool.query` builds them; the answer is
- * the same promise of the same result, and an error is rejected with the same stack trace pg gives it.
+ * A subclass of a `pg` client class whose promise queries given as text (`client.query(text, values)` without a
+ * callback, the way Kysely's `PostgresDialect` calls it) are built with their callback, as `pool.query` builds them;
+ * the answer is the same promise of the same result, and an error is rejected with the same stack trace pg gives it.
+ * Every other call (a config object, a callback, a cursor) goes to pg's own `query` as it is.
  *
  * Why: `pg` builds a promise query's `Query` object first and sets its callback afterwards. On Node 20, the results
  * of queries built that way outlive the young generation: with pages of 20 users, the server promoted about 1 MB
@@ -73,7 +74,8 @@ export function withCallbackQueries<C extends PgClientClass> (Base: C): C {
   // pg's own `query` as it is.
   const Derived = class extends (Base as unknown as new (...args: any[]) => LooseClient) {
     override query (config: unknown, values?: unknown, callback?: unknown): unknown {
-      if (callback !== undefined || typeof values === 'function' || !promiseQuery(config)) return super.query(config, values, callback)
+      // Only a query given as text: pg would write the callback into a config object, which its caller may reuse.
+      if (typeof config !== 'string' || callback !== undefined || typeof values === 'function') return super.query(config, values, callback)
       return new Promise((resolve, reject) => {
         super.query(config, values, (error: Error | null, result: unknown) => { if (error) reject(error); else resolve(result) })
       }).catch((error: unknown) => {
@@ -94,13 +96,6 @@ interface LooseClient {
   query (config: unknown, values?: unknown, callback?: unknown): unknown
 }
 
-/** A query given as text or as a config object without a callback (not a submittable such as a cursor). */
-function promiseQuery (config: unknown): boolean {
-  if (typeof config === 'string') return true
-  if (typeof config !== 'object' || config === null) return false
-  const query = config as { submit?: unknown, callback?: unknown }
-  return typeof query.submit !== 'function' && query.callback === undefined
-}
 
 /**
  * Creates a Kysely instance on a `pg` pool made to survive a bad day of the database:
