@@ -31,8 +31,8 @@ type State = typeof AFTER_ID | typeof AFTER_STRING | typeof AFTER_VALUE
 /** What each state still owes: the opening of the attributes, a closing quote, nothing. */
 const OWED = ['","attributes":{', '"', ''] as const
 
-/** Text per state (see {@link State}). */
-type ByState = readonly [string, string, string]
+/** A value per state (see {@link State}). */
+type ByState<T = string> = readonly [T, T, T]
 
 interface RelationshipEntry {
   readonly relationship: ResolvedRelationship
@@ -67,15 +67,14 @@ interface Template {
    * The rest of a resource object without linkage, per state, cut where its self link goes: joined by the self link,
    * it is `},"links":{"self":"…"},"relationships":{"computers":{"links":{"self":"…/relationships/computers",…}},…}}`.
    * One join writes it as one flat string, where concatenation would leave a dozen parts (the self link appears twice
-   * per relationship). `openTails` are the same without the object's closing brace (a `meta` follows).
+   * per relationship).
    */
-  readonly tails: readonly [readonly string[], readonly string[], readonly string[]]
-  readonly openTails: readonly [readonly string[], readonly string[], readonly string[]]
+  readonly tails: ByState<readonly string[]>
   readonly relationships: readonly RelationshipEntry[]
 }
 
 /** The tail of a template (see {@link Template.tails}), its parts cut at the self link. */
-function tailParts (relationships: readonly RelationshipEntry[], owed: string, close: boolean): string[] {
+function tailParts (relationships: readonly RelationshipEntry[], owed: string): string[] {
   const parts = [`${owed}},"links":{"self":"`]
   let part = '"}'
   if (relationships.length > 0) {
@@ -87,16 +86,12 @@ function tailParts (relationships: readonly RelationshipEntry[], owed: string, c
     })
     part += '}'
   }
-  parts.push(close ? `${part}}` : part)
+  parts.push(`${part}}`)
   return parts
 }
 
-function byState (text: (state: State) => string): ByState {
-  return [text(AFTER_ID), text(AFTER_STRING), text(AFTER_VALUE)]
-}
-
-function tailsOf (relationships: readonly RelationshipEntry[], close: boolean): Template['tails'] {
-  return [tailParts(relationships, OWED[AFTER_ID], close), tailParts(relationships, OWED[AFTER_STRING], close), tailParts(relationships, OWED[AFTER_VALUE], close)]
+function byState<T> (value: (state: State) => T): ByState<T> {
+  return [value(AFTER_ID), value(AFTER_STRING), value(AFTER_VALUE)]
 }
 
 const TEMPLATES = new WeakMap<Selection, Template>()
@@ -122,8 +117,7 @@ function templateOf (resource: ResolvedResource, selection: Selection): Template
         return [{ plain: byState(member), open: byState((state) => `${member(state)}"`), attribute }]
       }),
       path: escaped(`${resource.path}/`),
-      tails: tailsOf(relationships, true),
-      openTails: tailsOf(relationships, false),
+      tails: byState((state) => tailParts(relationships, OWED[state])),
       relationships,
     }
     TEMPLATES.set(selection, template)
@@ -136,9 +130,7 @@ function linkageJson (entry: RelationshipEntry, ids: readonly string[]): string 
   if (!entry.relationship.toMany) return ids.length === 0 ? ',"data":null' : `,"data":${entry.identifier}${quote(ids[0])}}`
   if (ids.length === 0) return ',"data":[]'
   if (!ids.some(needsEscape)) return `,"data":[${entry.identifierOpen}${ids.join(entry.between)}"}]`
-  let json = ',"data":['
-  for (let at = 0; at < ids.length; at++) json += `${at === 0 ? '' : ','}${entry.identifier}${quote(ids[at])}}`
-  return `${json}]`
+  return `,"data":[${ids.map((id) => `${entry.identifier}${quote(id)}}`).join(',')}]`
 }
 
 /**
@@ -218,8 +210,9 @@ export class ResourceWriter {
     const self = `${this.#baseJson}${template.path}${encodeURIComponent(id)}`
     const linkage = template.relationships.length === 0 ? undefined : this.#result.linkage.get(resourceKey(resource.type, id))
     if (linkage === undefined) {
-      if (meta === undefined) return json + template.tails[state].join(self)
-      return `${json}${template.openTails[state].join(self)},"meta":${JSON.stringify(meta)}}`
+      const tail = template.tails[state].join(self)
+      // With `meta` (an item of a cursor page), the object's closing brace comes after it.
+      return meta === undefined ? json + tail : `${json}${tail.slice(0, -1)},"meta":${JSON.stringify(meta)}}`
     }
     json += OWED[state]
     json += `},"links":{"self":"${self}"},"relationships":{`

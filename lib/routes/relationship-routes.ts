@@ -138,7 +138,7 @@ function readLinkage (context: RouteContext, owner: ResolvedResource, relationsh
     if (query.include.length > 0 || query.fields.size > 0) {
       throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
         detail: 'a relationship document has no resource objects: include and fields do not apply',
-        source: { parameter: query.include.length > 0 ? 'include' : Object.keys(rawQuery(request)).find((name) => name.startsWith('fields[')) ?? 'fields' },
+        source: { parameter: query.include.length > 0 ? 'include' : Object.keys(raw).find((name) => name.startsWith('fields[')) ?? 'fields' },
       })
     }
     const id = idOf(request)

@@ -79,11 +79,8 @@ type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE']
 
-/**
- * The request's path (within the registration's prefix) and query, for the links of its document (`query`: its raw
- * query, when the handler has read it already).
- */
-export function location (context: RouteContext, request: FastifyRequest, query: RawQuery = rawQuery(request)): RequestLocation {
+/** The request's path (within the registration's prefix) and its query, read once by the route: its document's links. */
+export function location (context: RouteContext, request: FastifyRequest, query: RawQuery): RequestLocation {
   const url = request.url.split('?')[0]
   const path = url.startsWith(context.prefix) ? url.slice(context.prefix.length) : url
   return { baseUrl: context.baseUrl, path, query }
