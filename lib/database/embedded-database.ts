@@ -1,4 +1,5 @@
 import { Kysely, PostgresDialect, type KyselyConfig } from 'kysely'
+import { runStatementsOnPool } from './statement-runner.js'
 
 /** Options of {@link createEmbeddedDatabase}. */
 export interface EmbeddedDatabaseOptions {
@@ -41,6 +42,7 @@ export async function createEmbeddedDatabase<DB = any>(options: EmbeddedDatabase
   await pglite.waitReady
   const pool = new pg.default.Pool({ ...createPgConfig(pglite), max: 1 } as unknown as import('pg').PoolConfig)
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: options.log })
+  runStatementsOnPool(db, pool, options.log)
   let closed = false
   return {
     db,

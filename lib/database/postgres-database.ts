@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type KyselyConfig } from 'kysely'
 import type { ClientBase, Pool, PoolClient, PoolConfig } from 'pg'
+import { runStatementsOnPool } from './statement-runner.js'
 
 /** Options of {@link createPostgresDatabase}. */
 export interface PostgresDatabaseOptions {
@@ -137,6 +138,7 @@ export async function createPostgresDatabase<DB = any>(options: PostgresDatabase
   })
   pool.on('error', () => {})
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: options.log })
+  runStatementsOnPool(db, pool, options.log)
   let closing: Promise<void> | undefined
   return {
     db,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
+import { sql, type Kysely, type LogEvent } from 'kysely'
 import pg from 'pg'
 import { createEmbeddedDatabase } from '../../lib/embedded.js'
-import { withCallbackQueries } from '../../lib/index.js'
+import { createPostgresDatabase } from '../../lib/index.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 
 /** Counts the SQL statements Kysely runs, to assert that reads issue a fixed number of queries. */
@@ -54,16 +54,16 @@ export async function openTestDatabase (migrate: Migrate = migrateToLatest): Pro
   await admin.connect()
   await admin.query(`create schema ${schema}`)
   await admin.end()
-  // The pool as docs/production.md advises for a pool of your own: its clients build every query with its callback.
-  const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 4, Client: withCallbackQueries(pg.Client) })
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }), log: counter.log })
+  // Opened as the example app opens PostgreSQL, so that the suite runs what applications run (the statements of the
+  // repository straight on the pool, outside transactions).
+  const { db, close } = await createPostgresDatabase<any>({ connectionString: url, pool: { options: `-c search_path=${schema}`, max: 4 }, log: counter.log })
   await migrate(db, { schema })
   return {
     db,
     counter,
     async close () {
       await sql`drop schema ${sql.id(schema)} cascade`.execute(db)
-      await db.destroy()
+      await close()
     },
   }
 }

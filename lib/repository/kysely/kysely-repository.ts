@@ -11,6 +11,7 @@ import { AliasCounter, EB, anyOf, compileFilter } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
 import { StatementCache, countShape, guardedInsertShape, relatedShape, selectShape } from './statement-cache.js'
+import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
 /** The alias of the resource's own table in every statement. */
@@ -73,6 +74,11 @@ export class KyselyRepository implements Repository {
    * the Kysely instance has plugins: a plugin may rewrite each query or its result as it pleases.
    */
   #statements: StatementCache | undefined
+  /**
+   * How a statement of the cache runs when this repository is not in a transaction and its Kysely instance was made
+   * by `createPostgresDatabase` or `createEmbeddedDatabase`: straight on the pool (see `runStatementsOnPool`).
+   */
+  readonly #runner: StatementRunner | undefined
 
   /**
    * `options.cacheStatements` (default true): reuse the SQL of a statement whose shape was compiled before (see
@@ -82,6 +88,7 @@ export class KyselyRepository implements Repository {
   constructor (db: Kysely<any>, options: { readonly cacheStatements?: boolean } = {}) {
     this.#db = db
     this.#statements = options.cacheStatements !== false && db.getExecutor().plugins.length === 0 ? new StatementCache() : undefined
+    this.#runner = this.#statements === undefined ? undefined : statementRunnerOf(db)
   }
 
   /** A repository on a transaction of this one's database, sharing its statements. */
@@ -91,11 +98,19 @@ export class KyselyRepository implements Repository {
     return repository
   }
 
-  /** Runs a statement: its SQL from the cache when its shape is known, else compiled by Kysely. */
+  /**
+   * Runs a statement: its SQL from the cache when its shape is known, else compiled by Kysely; an error of the
+   * database comes out as a `StorageError` (see `storageErrorFromPostgres`).
+   */
   async #execute<R> (shape: ReturnType<typeof selectShape>, compile: () => CompiledQuery<R>): Promise<R[]> {
-    const statements = this.#statements
-    const query = statements === undefined ? compile() : statements.query(shape, compile) as CompiledQuery<R>
-    return (await this.#db.executeQuery<R>(query)).rows
+    try {
+      const statements = this.#statements
+      const query = statements === undefined ? compile() : statements.query(shape, compile) as CompiledQuery<R>
+      const runner = this.#runner
+      return runner === undefined ? (await this.#db.executeQuery<R>(query)).rows : await runner(query) as R[]
+    } catch (error) {
+      throw storageErrorFromPostgres(error)
+    }
   }
 
   /** The Kysely instance (or transaction) this repository runs on. */
@@ -138,7 +153,7 @@ export class KyselyRepository implements Repository {
   }
 
   findMany (layer: QueryLayer): Promise<Row[]> {
-    return this.#run(() => this.#execute(this.#statements && selectShape(layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>))
+    return this.#execute(this.#statements && selectShape(layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>)
   }
 
   scan<T> (work: (repository: Repository, batches: (layer: QueryLayer, size: number) => AsyncIterable<Row[]>) => Promise<T>): Promise<T> {
