@@ -3,6 +3,7 @@ import { JsonApiError } from './json-api-error.js'
 import { jsonApiError, type ErrorCode } from './error-codes.js'
 import { StorageError } from '../repository/repository.js'
 import { databaseFault, faultError } from './database-faults.js'
+import { documentJson } from '../document/json-text.js'
 
 /** The JSON:API media type. */
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json'
@@ -39,11 +40,12 @@ export function toJsonApiError (error: unknown, retryAfter = 1): JsonApiError {
 }
 
 /**
- * The plugin's error handler: renders every error as a JSON:API error document. Unexpected errors become a 500
- * with no internals in the body and are logged through `request.log.error`; database faults become a 503 with
- * `Retry-After: retryAfter` (seconds) and are logged through `request.log.warn`.
+ * The plugin's error handler: renders every error as a JSON:API error document, sent by `send` (the plugin's
+ * `sendDocument`, as every answer of the plugin). Unexpected errors become a 500 with no internals in the body and
+ * are logged through `request.log.error`; database faults become a 503 with `Retry-After: retryAfter` (seconds) and
+ * are logged through `request.log.warn`.
  */
-export function jsonApiErrorHandler (retryAfter = 1): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+export function jsonApiErrorHandler (retryAfter: number, send: (reply: FastifyReply, text: string) => FastifyReply): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
   return function jsonApiErrors (error, request, reply) {
     const rendered = toJsonApiError(error, retryAfter)
     if (rendered.statusCode === 503 && !(error instanceof JsonApiError)) {
@@ -51,10 +53,6 @@ export function jsonApiErrorHandler (retryAfter = 1): (error: FastifyError, requ
     } else if (rendered.statusCode >= 500) {
       request.log.error({ err: error }, 'fastify-jsonapi: request failed')
     }
-    return reply
-      .code(rendered.statusCode)
-      .headers(rendered.headers)
-      .type(JSONAPI_MEDIA_TYPE)
-      .send({ errors: rendered.errors, jsonapi: { version: '1.0' } })
+    return send(reply.code(rendered.statusCode).headers(rendered.headers), documentJson({ errors: rendered.errors, jsonapi: { version: '1.0' } }))
   }
 }

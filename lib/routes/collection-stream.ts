@@ -8,6 +8,7 @@ import { ResourceWriter } from '../document/resource-object.js'
 import { paginationLinks } from '../document/pagination-links.js'
 import { JSONAPI_OBJECT, type RequestLocation } from '../document/write-document.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { documentHeaders, type Lifecycle } from './send-document.js'
 
 /** The client went away while its collection was streamed: the scan stops and its snapshot ends. */
 class ClientGone extends Error {
@@ -28,6 +29,7 @@ class ClientGone extends Error {
 export async function sendCollectionStream (
   request: FastifyRequest,
   reply: FastifyReply,
+  lifecycle: Lifecycle,
   service: ResourceService,
   resource: ResolvedResource,
   query: QueryTree,
@@ -86,5 +88,5 @@ export async function sendCollectionStream (
     if (!(error instanceof ClientGone)) request.log.error({ err: error }, 'fastify-jsonapi: a streamed collection failed after its first byte')
     out.destroy(error instanceof Error ? error : new Error(String(error)))
   })
-  return reply.type(JSONAPI_MEDIA_TYPE).send(out)
+  return documentHeaders(reply, lifecycle, JSONAPI_MEDIA_TYPE).send(out)
 }

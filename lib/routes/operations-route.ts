@@ -7,6 +7,7 @@ import { pageNode, queryTree } from '../query/query-tree.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
 import { preconditionOf } from './conditional.js'
+import { sendDocument } from './send-document.js'
 
 const RESULT_QUERY = queryTree({ page: pageNode(1, 0) })
 
@@ -37,9 +38,8 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
         return reply.code(204).send()
       }
       const atomic = (request.headers['content-type'] ?? '').includes(ATOMIC_EXTENSION)
-      return reply
-        .type(atomic ? `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"` : JSONAPI_MEDIA_TYPE)
-        .send(documentJson(operationsDocument(results, RESULT_QUERY, context.baseUrl)))
+      return sendDocument(reply, context.lifecycle, documentJson(operationsDocument(results, RESULT_QUERY, context.baseUrl)),
+        atomic ? `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"` : JSONAPI_MEDIA_TYPE)
     },
   })
   registerMethodNotAllowed(fastify, settings.path, ['POST'], { action: 'method-not-allowed' }, context.docs)

@@ -7,9 +7,9 @@ import { rawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { readRelationshipDocument } from '../request/read-relationship-document.js'
 import { collectionDocument, linkageData, linkageDocument, metaDocument, singleDocument } from '../document/write-document.js'
-import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { sendCollectionStream } from './collection-stream.js'
+import { sendDocument } from './send-document.js'
 import { cursorReading, location, registerMethodNotAllowed, requestServices, sendCollection, varyOnAccept, type RouteContext } from './resource-routes.js'
 import type { JsonApiAction } from './route-config.js'
 import { ifMatchHeader, preconditionOf } from './conditional.js'
@@ -87,11 +87,11 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
     const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors)
     if (relationship.toMany && query.page.size === 0 && service.resources.streams) {
       const linked = await service.relatedCollection(owner, idOf(request), relationship)
-      return sendCollectionStream(request, reply, service.resources, target, query, location(context, request, raw), linked)
+      return sendCollectionStream(request, reply, context.lifecycle, service.resources, target, query, location(context, request, raw), linked)
     }
     const result = await service.readRelated(owner, idOf(request), relationship, query)
-    if (relationship.toMany) return sendCollection(reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request, raw), true)))
+    if (relationship.toMany) return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
+    return sendDocument(reply, context.lifecycle, documentJson(singleDocument(result, query, location(context, request, raw), true)))
   }
 }
 
@@ -105,7 +105,7 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
     const result = await service.createRelated(owner, idOf(request), relationship, input, query)
     const document = singleDocument(result, query, location(context, request, raw))
     const self = (document.links as { self: string }).self
-    return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(documentJson(document))
+    return sendDocument(reply.code(201).header('location', self), context.lifecycle, documentJson(document))
   }
 }
 
@@ -115,7 +115,7 @@ function updateRelated (context: RouteContext, owner: ResolvedResource, relation
     const service = await relationshipsOf(context, request)
     const query = readQuery(raw, target, context.graph, context.limits, false)
     const result = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request, raw), true)))
+    return sendDocument(reply, context.lifecycle, documentJson(singleDocument(result, query, location(context, request, raw), true)))
   }
 }
 
@@ -123,7 +123,7 @@ function deleteRelated (context: RouteContext, owner: ResolvedResource, relation
   return async function deleteRelatedResource (request, reply) {
     const service = await relationshipsOf(context, request)
     await service.deleteRelated(owner, idOf(request), relationship)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(metaDocument({ message: 'Object successfully deleted' })))
+    return sendDocument(reply, context.lifecycle, documentJson(metaDocument({ message: 'Object successfully deleted' })))
   }
 }
 
@@ -143,7 +143,7 @@ function readLinkage (context: RouteContext, owner: ResolvedResource, relationsh
     }
     const id = idOf(request)
     const result = await service.readLinkage(owner, id, relationship, query)
-    return sendCollection(reply, query, linkageDocument(result, relationship.toMany, target.type, query, location(context, request, raw), relatedPath(owner, id, relationship), context.cursors))
+    return sendCollection(context, reply, query, linkageDocument(result, relationship.toMany, target.type, query, location(context, request, raw), relatedPath(owner, id, relationship), context.cursors))
   }
 }
 
@@ -157,7 +157,7 @@ function replaceLinkage (context: RouteContext, owner: ResolvedResource, relatio
     const input = readRelationshipDocument(request.body, relationship)
     await service.replace(owner, id, input, precondition)
     const here = location(context, request, raw)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson({
+    return sendDocument(reply, context.lifecycle, documentJson({
       links: { self: `${here.baseUrl}${here.path}`, related: `${here.baseUrl}${relatedPath(owner, id, relationship)}` },
       data: linkageData(relationship.targetType, relationship.toMany, input.ids ?? []),
       ...metaDocument({ message: 'Relationship successfully updated' }),
@@ -173,7 +173,7 @@ function changeMembers (context: RouteContext, owner: ResolvedResource, relation
     const input = readRelationshipDocument(request.body, relationship)
     await service.changeMembers(owner, id, input, mode, precondition)
     const message = mode === 'add' ? 'Relationship successfully created' : 'Relationship successfully updated'
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(metaDocument({ message })))
+    return sendDocument(reply, context.lifecycle, documentJson(metaDocument({ message })))
   }
 }
 

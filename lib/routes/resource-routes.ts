@@ -17,6 +17,7 @@ import { jsonApiError } from '../errors/error-codes.js'
 import type { JsonApiAction, JsonApiRouteConfig } from './route-config.js'
 import type { RouteDocs } from '../openapi/route-schemas.js'
 import { ifMatchHeader, preconditionOf } from './conditional.js'
+import { sendDocument, type Lifecycle } from './send-document.js'
 
 /** What the route handlers share, resolved once at registration. */
 export interface RouteContext {
@@ -38,6 +39,8 @@ export interface RouteContext {
   readonly database: DatabaseSettings
   /** Signs and checks the cursors of cursor pagination (the `pagination.cursorSecret` option). */
   readonly cursors: CursorCodec
+  /** Whether the registration is closing (see `sendDocument`). */
+  readonly lifecycle: Lifecycle
 }
 
 /** The media type of a response that applied the cursor pagination profile. */
@@ -59,8 +62,8 @@ export function varyOnAccept (reply: FastifyReply): void {
 }
 
 /** Sends a collection document (a page of resources or of linkage): a cursor page names the profile in its `Content-Type`. */
-export function sendCollection (reply: FastifyReply, query: QueryTree, document: Record<string, unknown>): FastifyReply {
-  return reply.type(query.page.cursor === undefined ? JSONAPI_MEDIA_TYPE : CURSOR_MEDIA_TYPE).send(documentJson(document))
+export function sendCollection (context: RouteContext, reply: FastifyReply, query: QueryTree, document: Record<string, unknown>): FastifyReply {
+  return sendDocument(reply, context.lifecycle, documentJson(document), query.page.cursor === undefined ? JSONAPI_MEDIA_TYPE : CURSOR_MEDIA_TYPE)
 }
 
 /**
@@ -142,9 +145,9 @@ function listHandler (context: RouteContext, resource: ResolvedResource): Handle
     const service = await requestServices(context, request)
     const query = readQuery(raw, resource, context.graph, context.limits, true, cursorReading(context, request, resource.type))
     // Every row (`page[size]=0`): streamed batch by batch, so memory does not grow with the row count.
-    if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, service, resource, query, location(context, request, raw))
+    if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, context.lifecycle, service, resource, query, location(context, request, raw))
     const result = await service.list(resource, query)
-    return sendCollection(reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
+    return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
   }
 }
 
@@ -154,7 +157,7 @@ function readHandler (context: RouteContext, resource: ResolvedResource): Handle
     const service = await requestServices(context, request)
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const result = await service.read(resource, idOf(request), query)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request, raw))))
+    return sendDocument(reply, context.lifecycle, documentJson(singleDocument(result, query, location(context, request, raw))))
   }
 }
 
@@ -167,7 +170,7 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
     const result = await service.create(resource, input, query)
     const document = singleDocument(result, query, location(context, request, raw))
     const self = (document.links as { self: string }).self
-    return reply.code(201).header('location', self).type(JSONAPI_MEDIA_TYPE).send(documentJson(document))
+    return sendDocument(reply.code(201).header('location', self), context.lifecycle, documentJson(document))
   }
 }
 
@@ -180,7 +183,7 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
     const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
     const input = readResourceDocument(request.body, resource, 'update', id)
     const result = await service.update(resource, id, input, query, '/data', precondition)
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(singleDocument(result, query, location(context, request, raw))))
+    return sendDocument(reply, context.lifecycle, documentJson(singleDocument(result, query, location(context, request, raw))))
   }
 }
 
@@ -189,6 +192,6 @@ function deleteHandler (context: RouteContext, resource: ResolvedResource): Hand
     const service = await requestServices(context, request)
     const id = idOf(request)
     await service.remove(resource, id, preconditionOf(context, resource, id, ifMatchHeader(request)))
-    return reply.type(JSONAPI_MEDIA_TYPE).send(documentJson(metaDocument({ message: 'Object successfully deleted' })))
+    return sendDocument(reply, context.lifecycle, documentJson(metaDocument({ message: 'Object successfully deleted' })))
   }
 }

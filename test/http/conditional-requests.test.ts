@@ -227,3 +227,32 @@ t.test('/operations: an operation on an existing resource takes its precondition
   const add = await operations([{ op: 'add', data: { type: 'computer', attributes: { serial: 'NEW' } }, meta: { ifMatch: '*' } }])
   t.equal(add.status, 400, 'an add has nothing to compare with')
 })
+
+t.test("an application's onSend hook sees each answer as sent: the document's text, its media type without a charset, a 304 without a body", async (t) => {
+  const app = await documentedFastify()
+  const seen: Array<{ url: string, status: number, type: unknown, etag: unknown, payload: unknown }> = []
+  app.addHook('onSend', async (request, reply, payload) => {
+    seen.push({ url: request.url, status: reply.statusCode, type: reply.getHeader('content-type'), etag: reply.getHeader('etag'), payload })
+    return payload
+  })
+  await app.register(jsonApi, { db: api.db, resources, context: exampleContext(api.db) })
+  await app.ready()
+  t.teardown(() => app.close())
+  const read = await injectJsonApi(app, 'GET', '/users/1')
+  t.equal(read.status, 200)
+  const tag = String(read.headers.etag)
+  const unchanged = await injectJsonApi(app, 'GET', '/users/1', { headers: { 'if-none-match': tag } })
+  t.equal(unchanged.status, 304)
+  t.equal(unchanged.headers['content-length'], undefined, 'a 304 has no body and no length')
+  const missing = await injectJsonApi(app, 'GET', '/users/999999')
+  t.equal(missing.status, 404)
+  t.same(seen.map(({ url, status, type, etag }) => ({ url, status, type, etag })), [
+    { url: '/users/1', status: 200, type: 'application/vnd.api+json', etag: tag },
+    { url: '/users/1', status: 304, type: 'application/vnd.api+json', etag: tag },
+    { url: '/users/999999', status: 404, type: 'application/vnd.api+json', etag: undefined },
+  ])
+  t.equal(seen[0].payload, read.text, 'the document as text')
+  t.equal(seen[1].payload, undefined, 'no body for the 304')
+  t.equal(seen[2].payload, missing.text, 'an error document as text too')
+  for (const response of [read, unchanged, missing]) t.equal(response.headers['content-type'], 'application/vnd.api+json', 'no charset on the wire')
+})

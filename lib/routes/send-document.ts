@@ -1,0 +1,44 @@
+import type { FastifyReply } from 'fastify'
+import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { entityTag, noneMatch } from './conditional.js'
+
+/** Whether the registration is closing (Fastify's `preClose`): every answer then closes its keep-alive connection. */
+export interface Lifecycle {
+  closing: boolean
+}
+
+/**
+ * Prepares the headers every answer of the plugin carries: its media type as it is, and `Connection: close` while the
+ * registration is closing (a request in flight finishes, and its keep-alive connection does not outlive the close).
+ *
+ * The media type is set as a header, not through `reply.type()`, which appends `; charset=utf-8` to any JSON media
+ * type of a text body: JSON:API forbids parameters on its media type other than `ext` and `profile`.
+ */
+export function documentHeaders (reply: FastifyReply, lifecycle: Lifecycle, type: string): FastifyReply {
+  reply.header('content-type', type)
+  if (lifecycle.closing && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close')
+  return reply
+}
+
+/**
+ * Sends the text of a JSON:API document as its bytes, with its media type (`type`, the plain JSON:API media type by
+ * default). A `200` to a `GET` or `HEAD` carries the strong `ETag` of those bytes, and becomes a `304` without a
+ * body when `If-None-Match` holds it (RFC 9110 §13.1.2): the bytes are encoded once, hashed, and sent as they are.
+ *
+ * Every answer of the plugin goes through here (the error handler's too), so no `onSend` hook is needed: an `onSend`
+ * hook of the application sees the bytes of the document.
+ */
+export function sendDocument (reply: FastifyReply, lifecycle: Lifecycle, text: string, type: string = JSONAPI_MEDIA_TYPE): FastifyReply {
+  documentHeaders(reply, lifecycle, type)
+  const method = reply.request.method
+  if (reply.statusCode === 200 && (method === 'GET' || method === 'HEAD')) {
+    const tag = entityTag(text)
+    reply.header('etag', tag)
+    if (noneMatch(reply.request.headers['if-none-match'], tag)) return reply.code(304).send()
+  }
+  return reply.serializer(asIs).send(text)
+}
+
+function asIs (text: string): string {
+  return text
+}
