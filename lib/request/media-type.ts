@@ -62,8 +62,10 @@ const QUALITY: ReadonlySet<string> = new Set(['q'])
  * accepts).
  */
 export function negotiate (request: FastifyRequest): void {
-  const contentType = request.headers['content-type']
-  if (contentType !== undefined && hasBody(request)) {
+  const headers = request.headers
+  const contentType = headers['content-type']
+  // The JSON:API media type exactly, as most clients send it: nothing to check.
+  if (contentType !== undefined && contentType !== JSONAPI_MEDIA_TYPE && hasBody(request)) {
     const media = parseMediaType(contentType)
     if (media.essence === JSONAPI_MEDIA_TYPE) {
       const problem = unsupported(media, NONE)
@@ -75,7 +77,7 @@ export function negotiate (request: FastifyRequest): void {
       })
     }
   }
-  const accept = request.headers.accept
+  const accept = headers.accept
   // Most requests: no Accept, or one without the JSON:API media type, or exactly it (nothing to check).
   if (accept !== undefined && accept !== JSONAPI_MEDIA_TYPE && MENTIONS_JSONAPI.test(accept)) {
     const ranges = splitOutsideQuotes(accept, ',').map(parseMediaType).filter((range) => range.essence === JSONAPI_MEDIA_TYPE)

@@ -84,9 +84,11 @@ const METHODS: readonly HTTPMethods[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'
 
 /** The request's path (within the registration's prefix) and its query, read once by the route: its document's links. */
 export function location (context: RouteContext, request: FastifyRequest, query: RawQuery): RequestLocation {
-  const url = request.url.split('?')[0]
-  const path = url.startsWith(context.prefix) ? url.slice(context.prefix.length) : url
-  return { baseUrl: context.baseUrl, path, query }
+  const url = request.url
+  const end = url.indexOf('?')
+  const pathname = end < 0 ? url : url.slice(0, end)
+  const prefix = context.prefix
+  return { baseUrl: context.baseUrl, path: prefix !== '' && pathname.startsWith(prefix) ? pathname.slice(prefix.length) : pathname, query }
 }
 
 function idOf (request: FastifyRequest): string {

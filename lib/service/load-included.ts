@@ -5,19 +5,32 @@ import { resourceKey, type ResourceRow, type ResultSet } from './result-set.js'
 const NOTHING_INCLUDED: readonly ResourceRow[] = Object.freeze([])
 const NO_LINKAGE: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>> = new Map()
 
+type Totals = Pick<ResultSet, 'count' | 'estimatedCount' | 'hasMore' | 'cursor'>
+
 /**
  * Completes primary rows (all of `resource`) into a {@link ResultSet}: one query per include step, batched over every
  * owner row of that step (never one query per row), each reading only the related rows its layer lets the request
- * see.
+ * see. Without includes the result set is answered at once, not as a promise (an `await` of it, or an async function
+ * returning it, then takes no extra turns of the microtask queue).
  */
-export async function loadIncluded (
+export function loadIncluded (
   repository: Repository,
   resource: ResolvedResource,
   primary: readonly ResourceRow[],
   include: readonly IncludeLayer[],
-  totals: Pick<ResultSet, 'count' | 'estimatedCount' | 'hasMore' | 'cursor'> = {},
-): Promise<ResultSet> {
+  totals: Totals = {},
+): ResultSet | Promise<ResultSet> {
   if (include.length === 0) return { primary, included: NOTHING_INCLUDED, linkage: NO_LINKAGE, ...totals }
+  return loadSteps(repository, resource, primary, include, totals)
+}
+
+async function loadSteps (
+  repository: Repository,
+  resource: ResolvedResource,
+  primary: readonly ResourceRow[],
+  include: readonly IncludeLayer[],
+  totals: Totals,
+): Promise<ResultSet> {
   const primaryKeys = new Set(primary.map((item) => resourceKey(item.resource.type, item.id)))
   const included = new Map<string, ResourceRow>()
   const linkage = new Map<string, Map<string, string[]>>()

@@ -331,7 +331,9 @@ export class ResourceService {
         throw jsonApiError('FJA_VALIDATION', { detail: `'${sent.id}' is not a valid '${resource.type}' id`, source: { pointer: `${base}/id` } })
       }
       checkWritable(this.#graph, sent.relationships, 'create')
-      const input = await service.#inputHook('beforeCreate', resource, { ...sent, attributes: writableAttributes(resource, sent.attributes) }, () => service.#event(resource), base)
+      const writable = { ...sent, attributes: writableAttributes(resource, sent.attributes) }
+      // Each step below is awaited only when it has something to do: every await is a turn of the microtask queue.
+      const input = resource.hooks.beforeCreate === undefined ? writable : await service.#inputHook('beforeCreate', resource, writable, () => service.#event(resource), base)
       if (input.id !== undefined && !isValidId(resource, input.id)) throw new Error(`fastify-jsonapi: the beforeCreate hook of '${resource.type}' set an invalid id '${input.id}'`)
       const values: Record<string, unknown> = {}
       for (const attribute of resource.attributes.values()) {
@@ -346,14 +348,14 @@ export class ResourceService {
       const own = input.relationships.filter((link) => !isStoredElsewhere(link))
       const elsewhere = input.relationships.filter(isStoredElsewhere)
       checkLinkRules(own)
-      await checkTargetsExist(repository, this.#graph, this.#composer, elsewhere)
+      if (elsewhere.length > 0) await checkTargetsExist(repository, this.#graph, this.#composer, elsewhere)
       Object.assign(values, foreignKeyValues(own))
       const columns = service.#writeColumns(resource, query, resource.hooks.afterCreate !== undefined)
       const row = await service.#guarded(own, (guards) => repository.insert(resource, values, input.id, columns, guards))
       if (row === undefined) throw jsonApiError('FJA_RELATED_NOT_FOUND', { detail: 'a related resource was deleted while this one was created', source: { pointer: `${base}/relationships` } })
       const id = String(row[resource.idColumn])
-      await writeLinks(repository, this.#graph, this.#composer, resource, id, elsewhere)
-      await resource.hooks.afterCreate?.(storedResource(resource, id, row), service.#event(resource))
+      if (elsewhere.length > 0) await writeLinks(repository, this.#graph, this.#composer, resource, id, elsewhere)
+      if (resource.hooks.afterCreate !== undefined) await resource.hooks.afterCreate(storedResource(resource, id, row), service.#event(resource))
       return loadIncluded(repository, resource, [{ resource, id, row }], this.#composer.includes(resource, query.include, query))
     })
   }

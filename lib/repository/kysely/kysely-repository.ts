@@ -58,6 +58,10 @@ function plannedRows (row: Record<string, unknown> | undefined): number {
   return Math.max(0, Math.round(rows))
 }
 
+function firstRow (rows: readonly Row[]): Row | undefined {
+  return rows[0]
+}
+
 function stringId (value: unknown): string {
   return String(value)
 }
@@ -317,20 +321,19 @@ export class KyselyRepository implements Repository {
   }
 
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
+    const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
+    const names = Object.keys(row)
+    const returning = [...new Set([resource.idColumn, ...columns])]
+    if (requires.length > 0 && names.length > 0) {
+      // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
+      const compile = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)
+        .columns(names)
+        .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(exist(requires, new AliasCounter())))
+        .returning(returning)
+        .compile() as CompiledQuery<Row>
+      return this.#execute(this.#statements && guardedInsertShape(resource, row, names, returning, requires), compile).then(firstRow)
+    }
     return this.#run(async () => {
-      const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
-      const names = Object.keys(row)
-      const returning = [...new Set([resource.idColumn, ...columns])]
-      if (requires.length > 0 && names.length > 0) {
-        // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
-        const compile = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)
-          .columns(names)
-          .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(exist(requires, new AliasCounter())))
-          .returning(returning)
-          .compile() as CompiledQuery<Row>
-        const [inserted] = await this.#execute(this.#statements && guardedInsertShape(resource, row, names, returning, requires), compile)
-        return inserted
-      }
       const builder = names.length === 0
         ? this.#db.insertInto(resource.table).defaultValues()
         : this.#db.insertInto(resource.table).values(row)
