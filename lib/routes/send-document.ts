@@ -10,9 +10,6 @@ export interface Lifecycle {
 /**
  * Prepares the headers every answer of the plugin carries: its media type as it is, and `Connection: close` while the
  * registration is closing (a request in flight finishes, and its keep-alive connection does not outlive the close).
- *
- * The media type is set as a header, not through `reply.type()`, which appends `; charset=utf-8` to any JSON media
- * type of a text body: JSON:API forbids parameters on its media type other than `ext` and `profile`.
  */
 export function documentHeaders (reply: FastifyReply, lifecycle: Lifecycle, type: string): FastifyReply {
   reply.header('content-type', type)
@@ -21,12 +18,14 @@ export function documentHeaders (reply: FastifyReply, lifecycle: Lifecycle, type
 }
 
 /**
- * Sends the text of a JSON:API document as its bytes, with its media type (`type`, the plain JSON:API media type by
- * default). A `200` to a `GET` or `HEAD` carries the strong `ETag` of those bytes, and becomes a `304` without a
- * body when `If-None-Match` holds it (RFC 9110 §13.1.2): the bytes are encoded once, hashed, and sent as they are.
+ * Sends the text of a JSON:API document with its media type (`type`, the plain JSON:API media type by default). A
+ * `200` to a `GET` or `HEAD` carries the strong `ETag` of the text's UTF-8 bytes, and becomes a `304` without a body
+ * when `If-None-Match` holds it (RFC 9110 §13.1.2).
  *
- * Every answer of the plugin goes through here (the error handler's too), so no `onSend` hook is needed: an `onSend`
- * hook of the application sees the bytes of the document.
+ * `reply.send` appends `; charset=utf-8` to a JSON media type of a text body unless the reply has a serializer of
+ * its own, and JSON:API forbids parameters on its media type other than `ext` and `profile`: the text goes through
+ * `asIs`, the serializer that leaves it as it is. Every answer of the plugin goes through here (the error handler's
+ * too), so no `onSend` hook is needed; an `onSend` hook of the application sees the document's text.
  */
 export function sendDocument (reply: FastifyReply, lifecycle: Lifecycle, text: string, type: string = JSONAPI_MEDIA_TYPE): FastifyReply {
   documentHeaders(reply, lifecycle, type)
