@@ -33,7 +33,7 @@ function poolRunner (pool: Pool, log: Log | undefined): StatementRunner {
     // failed, a unique violation say, leaves its connection usable; one that broke is dropped by the pool itself).
     // Not `pool.query`, which closes the connection after any failed statement.
     pool.connect((error: Error | undefined, client: PoolClient | undefined, release: () => void) => {
-      if (error !== undefined || client === undefined) {
+      if (error || client === undefined) {
         reject(error)
         return
       }

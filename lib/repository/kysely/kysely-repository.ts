@@ -79,8 +79,8 @@ export class KyselyRepository implements Repository {
    */
   #statements: StatementCache | undefined
   /**
-   * How a statement of the cache runs when this repository is not in a transaction and its Kysely instance was made
-   * by `createPostgresDatabase` or `createEmbeddedDatabase`: straight on the pool (see `runStatementsOnPool`).
+   * How a statement runs when the Kysely instance is one `createPostgresDatabase` or `createEmbeddedDatabase` made
+   * (never a transaction, never an instance with plugins): straight on its pool (see `runStatementsOnPool`).
    */
   readonly #runner: StatementRunner | undefined
 
@@ -92,7 +92,7 @@ export class KyselyRepository implements Repository {
   constructor (db: Kysely<any>, options: { readonly cacheStatements?: boolean } = {}) {
     this.#db = db
     this.#statements = options.cacheStatements !== false && db.getExecutor().plugins.length === 0 ? new StatementCache() : undefined
-    this.#runner = this.#statements === undefined ? undefined : statementRunnerOf(db)
+    this.#runner = statementRunnerOf(db)
   }
 
   /** A repository on a transaction of this one's database, sharing its statements. */
