@@ -3,9 +3,11 @@ import type { Pool, PoolClient, QueryResult } from 'pg'
 
 /**
  * Runs one statement on its own (outside any transaction) and answers its rows: what the Kysely repository uses in
- * place of Kysely's executor for the statements it has compiled, on a Kysely instance whose pool it knows.
+ * place of Kysely's executor for the statements it has compiled, on a Kysely instance whose pool it knows. A failure
+ * rejects with `mapError` of the error (the error itself without it), so that the caller needs no second promise to
+ * translate it.
  */
-export type StatementRunner = (query: CompiledQuery) => Promise<unknown[]>
+export type StatementRunner = (query: CompiledQuery, mapError?: (error: unknown) => unknown) => Promise<unknown[]>
 
 const RUNNERS = new WeakMap<Kysely<any>, StatementRunner>()
 
@@ -28,45 +30,54 @@ export function runStatementsOnPool (db: Kysely<any>, pool: Pool, log: KyselyCon
 }
 
 function poolRunner (pool: Pool, log: Log | undefined): StatementRunner {
-  const run = (query: CompiledQuery): Promise<unknown[]> => new Promise((resolve, reject) => {
+  const run = (query: CompiledQuery, mapError: (error: unknown) => unknown = same): Promise<unknown[]> => new Promise((resolve, reject) => {
     // A connection borrowed and given back as Kysely's driver does (`release()` without the error: a statement that
     // failed, a unique violation say, leaves its connection usable; one that broke is dropped by the pool itself).
     // Not `pool.query`, which closes the connection after any failed statement.
-    pool.connect((error: Error | undefined, client: PoolClient | undefined, release: () => void) => {
-      if (error || client === undefined) {
-        reject(error)
-        return
-      }
-      // The first answer counts, and gives the connection back once: pg may answer a query it could not send (its
-      // parameters did not serialize) with an error, then again when the connection is ready.
-      let answered = false
-      try {
-        client.query(query.sql, query.parameters as unknown[], (failure: Error | undefined, result: QueryResult) => {
+    try {
+      pool.connect((error: Error | undefined, client: PoolClient | undefined, release: () => void) => {
+        if (error || client === undefined) {
+          reject(mapError(error))
+          return
+        }
+        // The first answer counts, and gives the connection back once: pg may answer a query it could not send (its
+        // parameters did not serialize) with an error, then again when the connection is ready.
+        let answered = false
+        try {
+          client.query(query.sql, query.parameters as unknown[], (failure: Error | undefined, result: QueryResult) => {
+            if (answered) return
+            answered = true
+            release()
+            if (failure) reject(mapError(failure))
+            else resolve(result.rows ?? [])
+          })
+        } catch (thrown) {
           if (answered) return
           answered = true
           release()
-          if (failure) reject(failure)
-          else resolve(result.rows ?? [])
-        })
-      } catch (thrown) {
-        if (answered) return
-        answered = true
-        release()
-        reject(thrown)
-      }
-    })
+          reject(mapError(thrown))
+        }
+      })
+    } catch (thrown) {
+      // pg-pool answers through the callback; anything it throws is a failure of this statement too.
+      reject(mapError(thrown))
+    }
   })
   if (log === undefined) return run
-  return async function runLoggedStatement (query) {
+  return async function runLoggedStatement (query, mapError = same) {
     const start = performance.now()
     let rows: unknown[]
     try {
       rows = await run(query)
     } catch (error) {
       await log.error(() => ({ level: 'error', error, query, queryDurationMillis: performance.now() - start }))
-      throw error
+      throw mapError(error)
     }
     await log.query(() => ({ level: 'query', isStream: false, query, queryDurationMillis: performance.now() - start }))
     return rows
   }
+}
+
+function same (error: unknown): unknown {
+  return error
 }

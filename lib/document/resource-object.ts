@@ -179,6 +179,11 @@ export class ResourceWriter {
     return new JsonText(this.#append('', item, meta))
   }
 
+  /** The JSON text of a row's resource object, as a string. */
+  text (item: ResourceRow): string {
+    return this.#append('', item)
+  }
+
   /** The JSON text of an array of rows' resource objects. */
   array (items: readonly ResourceRow[]): JsonText {
     let json = '['

@@ -2,6 +2,7 @@ import type { QueryTree } from '../query/query-tree.js'
 import type { CursorCodec } from '../query/cursors.js'
 import { countMeta, type CursorResult, type ResultSet } from '../service/result-set.js'
 import { ResourceWriter } from './resource-object.js'
+import { quote } from './json-text.js'
 import { cursorPaginationLinks, paginationLinks } from './pagination-links.js'
 
 /** The `jsonapi` member of every document. */
@@ -16,21 +17,29 @@ export interface RequestLocation {
   readonly query: Readonly<Record<string, unknown>>
 }
 
+/** A document written as JSON text, and its `links.self`. */
+export interface DocumentText {
+  readonly text: string
+  readonly self: string
+}
+
+/** `"jsonapi":{"version":"1.0"}`: the `jsonapi` member ({@link JSONAPI_OBJECT}) as text. */
+const JSONAPI_MEMBER = `"jsonapi":${JSON.stringify(JSONAPI_OBJECT)}`
+
 /**
- * A single-resource document: `data` (or `null`), `included` when anything was included, `links.self` — the
- * resource's own URL, or the request's for a related resource (`/users/1/bio`).
+ * A single-resource document as JSON text: `data` (or `null`), `links.self` — the resource's own URL, or the
+ * request's for a related resource (`/users/1/bio`) — `jsonapi`, and `included` when anything was included. The text
+ * is written straight, member by member, as `JSON.stringify` of the document object would write it (the same members
+ * in the same order): a route sends it as it is, and `If-Match` compares the tag of the same text.
  */
-export function singleDocument (result: ResultSet, query: QueryTree, location: RequestLocation, related = false): Record<string, unknown> {
+export function singleDocumentText (result: ResultSet, query: QueryTree, location: RequestLocation, related = false): DocumentText {
   const writer = new ResourceWriter(location.baseUrl, query, result)
   const primary = result.primary[0]
   const self = related || primary === undefined ? `${location.baseUrl}${location.path}` : writer.selfLink(primary.resource, primary.id)
-  const document: Record<string, unknown> = {
-    data: primary === undefined ? null : writer.json(primary),
-    links: { self },
-    jsonapi: JSONAPI_OBJECT,
-  }
-  if (result.included.length > 0) document.included = writer.array(result.included)
-  return document
+  let text = primary === undefined ? '{"data":null' : `{"data":${writer.text(primary)}`
+  text += `,"links":{"self":${quote(self)}},${JSONAPI_MEMBER}`
+  if (result.included.length > 0) text += `,"included":${writer.array(result.included).json}`
+  return { text: `${text}}`, self }
 }
 
 /**

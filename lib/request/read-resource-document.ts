@@ -31,7 +31,7 @@ function isObject (value: unknown): value is Record<string, unknown> {
 }
 
 function escapeToken (name: string): string {
-  return name.replace(/~/g, '~0').replace(/\//g, '~1')
+  return name.includes('~') || name.includes('/') ? name.replace(/~/g, '~0').replace(/\//g, '~1') : name
 }
 
 function notDocument (pointer: string, detail: string): JsonApiError {
@@ -115,7 +115,8 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
   const schema = mode === 'create' ? resource.inputs.createSchema : resource.inputs.updateSchema
   const accepted: Record<string, unknown> = {}
   const refused = new Set<string>()
-  for (const [name, value] of Object.entries(raw)) {
+  for (const name of Object.keys(raw)) {
+    const value = raw[name]
     const attribute = resource.attributes.get(name)
     const inSchema = Object.prototype.hasOwnProperty.call(schema.properties, name)
     // A hidden attribute that clients cannot write either does not exist for them: it is an unknown field (below),
@@ -158,7 +159,8 @@ function readRelationships (data: Record<string, unknown>, resource: ResolvedRes
   const raw = data.relationships ?? {}
   if (!isObject(raw)) throw notDocument(`${base}/relationships`, '`relationships` must be an object')
   const inputs: LinkageInput[] = []
-  for (const [name, value] of Object.entries(raw)) {
+  for (const name of Object.keys(raw)) {
+    const value = raw[name]
     const pointer = `${base}/relationships/${escapeToken(name)}`
     const relationship = resource.relationships.get(name)
     if (relationship === undefined) {

@@ -5,7 +5,7 @@ import type { QueryTree } from '../query/query-tree.js'
 import type { ErrorSource } from '../errors/json-api-error.js'
 import type { ResultSet } from '../service/result-set.js'
 import type { Precondition } from '../service/resource-service.js'
-import { singleDocument } from '../document/write-document.js'
+import { singleDocumentText } from '../document/write-document.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { readQuery } from '../request/read-query.js'
 import type { RouteContext } from './resource-routes.js'
@@ -104,7 +104,7 @@ export function preconditionOf (
   return {
     // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches.
     matches: tags === '*' ? '*' : (result: ResultSet) => {
-      const tag = entityTag(JSON.stringify(singleDocument(result, query, { baseUrl: context.baseUrl, path, query: {} }))).slice(1, -1)
+      const tag = entityTag(singleDocumentText(result, query, { baseUrl: context.baseUrl, path, query: {} }).text).slice(1, -1)
       return tags.some((item) => !item.weak && item.opaque === tag)
     },
     query,

@@ -6,7 +6,7 @@ import { readQuery } from '../request/read-query.js'
 import { rawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { readRelationshipDocument } from '../request/read-relationship-document.js'
-import { collectionDocument, linkageData, linkageDocument, metaDocument, singleDocument } from '../document/write-document.js'
+import { collectionDocument, linkageData, linkageDocument, metaDocument, singleDocumentText } from '../document/write-document.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { sendCollectionStream } from './collection-stream.js'
 import { sendDocument } from './send-document.js'
@@ -91,7 +91,7 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
     }
     const result = await service.readRelated(owner, idOf(request), relationship, query)
     if (relationship.toMany) return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
-    return sendDocument(reply, context.lifecycle, documentJson(singleDocument(result, query, location(context, request, raw), true)))
+    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), true).text)
   }
 }
 
@@ -103,9 +103,8 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
     const query = readQuery(raw, target, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, target, 'create', undefined, implied)
     const result = await service.createRelated(owner, idOf(request), relationship, input, query)
-    const document = singleDocument(result, query, location(context, request, raw))
-    const self = (document.links as { self: string }).self
-    return sendDocument(reply.code(201).header('location', self), context.lifecycle, documentJson(document))
+    const { text, self } = singleDocumentText(result, query, location(context, request, raw))
+    return sendDocument(reply.code(201).header('location', self), context.lifecycle, text)
   }
 }
 
@@ -115,7 +114,7 @@ function updateRelated (context: RouteContext, owner: ResolvedResource, relation
     const service = await relationshipsOf(context, request)
     const query = readQuery(raw, target, context.graph, context.limits, false)
     const result = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query)
-    return sendDocument(reply, context.lifecycle, documentJson(singleDocument(result, query, location(context, request, raw), true)))
+    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), true).text)
   }
 }
 

@@ -11,7 +11,7 @@ import { CURSOR_PAGINATION_PROFILE, type CursorCodec } from '../query/cursors.js
 import type { QueryTree } from '../query/query-tree.js'
 import { rawQuery, type RawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
-import { collectionDocument, metaDocument, singleDocument, type RequestLocation } from '../document/write-document.js'
+import { collectionDocument, metaDocument, singleDocumentText, type RequestLocation } from '../document/write-document.js'
 import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { JsonApiAction, JsonApiRouteConfig } from './route-config.js'
@@ -72,8 +72,18 @@ export function sendCollection (context: RouteContext, reply: FastifyReply, quer
  * repository (`readDb`); any other method, `/operations` included, runs every statement on `db`, so that a write reads
  * back what it wrote.
  */
-export async function requestServices (context: RouteContext, request: FastifyRequest): Promise<ResourceService> {
-  const value = context.contextOf === undefined ? undefined : await context.contextOf(request)
+export function requestServices (context: RouteContext, request: FastifyRequest): ResourceService | Promise<ResourceService> {
+  const value = context.contextOf === undefined ? undefined : context.contextOf(request)
+  // A context function that answers at once (not a promise): the services at once, without a turn of the queue.
+  if (isThenable(value)) return Promise.resolve(value).then((settled) => servicesOf(context, request, settled))
+  return servicesOf(context, request, value)
+}
+
+function isThenable (value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function'
+}
+
+function servicesOf (context: RouteContext, request: FastifyRequest, value: unknown): ResourceService {
   const reads = request.method === 'GET' || request.method === 'HEAD'
   return new ResourceService(context.graph, reads ? context.readRepository : context.repository, new QueryComposer(context.graph, value), context.database)
 }
@@ -159,7 +169,7 @@ function readHandler (context: RouteContext, resource: ResolvedResource): Handle
     const service = await requestServices(context, request)
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const result = await service.read(resource, idOf(request), query)
-    return sendDocument(reply, context.lifecycle, documentJson(singleDocument(result, query, location(context, request, raw))))
+    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw)).text)
   }
 }
 
@@ -170,9 +180,8 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, resource, 'create')
     const result = await service.create(resource, input, query)
-    const document = singleDocument(result, query, location(context, request, raw))
-    const self = (document.links as { self: string }).self
-    return sendDocument(reply.code(201).header('location', self), context.lifecycle, documentJson(document))
+    const { text, self } = singleDocumentText(result, query, location(context, request, raw))
+    return sendDocument(reply.code(201).header('location', self), context.lifecycle, text)
   }
 }
 
@@ -185,7 +194,7 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
     const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
     const input = readResourceDocument(request.body, resource, 'update', id)
     const result = await service.update(resource, id, input, query, '/data', precondition)
-    return sendDocument(reply, context.lifecycle, documentJson(singleDocument(result, query, location(context, request, raw))))
+    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw)).text)
   }
 }
 

@@ -12,8 +12,20 @@ export interface InputProblem {
   readonly message: string
 }
 
+/** Whether a value holds a NUL character in a string or a member name. */
+function holdsNul (value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000')
+  if (typeof value !== 'object' || value === null) return false
+  for (const key of Object.keys(value)) {
+    if (key.includes('\u0000') || holdsNul((value as Record<string, unknown>)[key])) return true
+  }
+  return false
+}
+
 /** The JSON pointer of the first string holding a NUL character (PostgreSQL text cannot store one), if any. */
 export function findNulCharacter (value: unknown, path = ''): string | undefined {
+  // Mostly there is none: looked for first without writing a pointer.
+  if (path === '' && !holdsNul(value)) return undefined
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
   if (typeof value !== 'object' || value === null) return undefined
   for (const [key, item] of Object.entries(value)) {

@@ -23,10 +23,10 @@ function isFilterNode (value: unknown): value is FilterNode {
 export class QueryComposer {
   readonly #graph: ResourceGraph
   readonly #context: unknown
-  /** Each type's scope, expanded (see {@link QueryComposer.scope}). */
-  readonly #scopes = new Map<ResolvedResource, FilterNode | undefined>()
-  /** Each type's scope as its hook returned it. */
-  readonly #raw = new Map<ResolvedResource, FilterNode | undefined>()
+  /** Each type's scope, expanded (see {@link QueryComposer.scope}); made when a type has a scope. */
+  #scopes: Map<ResolvedResource, FilterNode | undefined> | undefined
+  /** Each type's scope as its hook returned it; made when a type has a scope. */
+  #raw: Map<ResolvedResource, FilterNode | undefined> | undefined
 
   constructor (graph: ResourceGraph, context: unknown) {
     this.#graph = graph
@@ -41,22 +41,24 @@ export class QueryComposer {
   /** The scope of a type for this request: undefined when the request may see every row. */
   scope (resource: ResolvedResource): FilterNode | undefined {
     if (resource.hooks.scope === undefined) return undefined
-    if (!this.#scopes.has(resource)) this.#scopes.set(resource, this.#expand(resource, [resource]))
-    return this.#scopes.get(resource)
+    const scopes = this.#scopes ??= new Map()
+    if (!scopes.has(resource)) scopes.set(resource, this.#expand(resource, [resource]))
+    return scopes.get(resource)
   }
 
   /** What the type's `scope` hook returns, normalised (undefined: every row); evaluated once per request. */
   #own (resource: ResolvedResource): FilterNode | undefined {
     const hook = resource.hooks.scope
     if (hook === undefined) return undefined
-    if (this.#raw.has(resource)) return this.#raw.get(resource)
+    const raw = this.#raw ??= new Map()
+    if (raw.has(resource)) return raw.get(resource)
     const result: unknown = hook.call(resource.hooks, this.#context, filterBuilderOf(this.#graph, resource))
     let scope: FilterNode | undefined
     if (result === undefined || result === true) scope = undefined
     else if (result === false) scope = constantNode(false)
     else if (isFilterNode(result)) scope = result.kind === 'constant' && result.value ? undefined : result
     else throw new Error(`fastify-jsonapi: the scope of '${resource.type}' must return a condition (built with \`where\`), true or false`)
-    this.#raw.set(resource, scope)
+    raw.set(resource, scope)
     return scope
   }
 

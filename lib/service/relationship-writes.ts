@@ -96,9 +96,8 @@ export function foreignKeyGuards (graph: ResourceGraph, composer: QueryComposer,
   return guards
 }
 
-/** The owner's column values of the to-one relationships stored in its own row. */
-export function foreignKeyValues (inputs: readonly LinkageInput[]): Record<string, unknown> {
-  const values: Record<string, unknown> = {}
+/** The owner's column values of the to-one relationships stored in its own row, set on `values` (a new object by default). */
+export function foreignKeyValues (inputs: readonly LinkageInput[], values: Record<string, unknown> = {}): Record<string, unknown> {
   for (const { relationship, ids } of inputs) {
     if (relationship.storage.kind === 'foreign-key') values[relationship.storage.column] = ids?.[0] ?? null
   }

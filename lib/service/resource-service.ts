@@ -30,16 +30,30 @@ function refusedValue (error: unknown): boolean {
   return error instanceof StorageError && (error.kind === 'invalid-value' || error.kind === 'out-of-range')
 }
 
+/**
+ * The links of a write stored in the owner's row (to-one foreign keys) and those stored elsewhere (inverse foreign
+ * keys, join tables): the links as they are, and none, when all are in the row.
+ */
+function splitByStorage (inputs: readonly LinkageInput[]): readonly [readonly LinkageInput[], readonly LinkageInput[]] {
+  if (!inputs.some(isStoredElsewhere)) return [inputs, NO_LINKS]
+  return [inputs.filter((link) => !isStoredElsewhere(link)), inputs.filter(isStoredElsewhere)]
+}
+
+const NO_LINKS: readonly LinkageInput[] = Object.freeze([])
+
 /** The 404 of a resource that does not exist, or that the request may not see. */
 export function notFound (resource: ResolvedResource, id: string): JsonApiError {
   return jsonApiError('FJA_RESOURCE_NOT_FOUND', { detail: `no '${resource.type}' with id '${id}'` })
 }
 
 /** The attributes a client sent that the server writes: read-only ones (accepted by a custom input schema) are not. */
-function writableAttributes (resource: ResolvedResource, attributes: Readonly<Record<string, unknown>>): Record<string, unknown> {
+function writableAttributes (resource: ResolvedResource, attributes: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  const names = Object.keys(attributes)
+  // Mostly every attribute sent is writable: the attributes as they are.
+  if (names.every((name) => resource.attributes.get(name)?.readOnly !== true)) return attributes
   const writable: Record<string, unknown> = {}
-  for (const [name, value] of Object.entries(attributes)) {
-    if (resource.attributes.get(name)?.readOnly !== true) writable[name] = value
+  for (const name of names) {
+    if (resource.attributes.get(name)?.readOnly !== true) writable[name] = attributes[name]
   }
   return writable
 }
@@ -331,7 +345,8 @@ export class ResourceService {
         throw jsonApiError('FJA_VALIDATION', { detail: `'${sent.id}' is not a valid '${resource.type}' id`, source: { pointer: `${base}/id` } })
       }
       checkWritable(this.#graph, sent.relationships, 'create')
-      const writable = { ...sent, attributes: writableAttributes(resource, sent.attributes) }
+      const attributes = writableAttributes(resource, sent.attributes)
+      const writable = attributes === sent.attributes ? sent : { ...sent, attributes }
       // Each step below is awaited only when it has something to do: every await is a turn of the microtask queue.
       const input = resource.hooks.beforeCreate === undefined ? writable : await service.#inputHook('beforeCreate', resource, writable, () => service.#event(resource), base)
       if (input.id !== undefined && !isValidId(resource, input.id)) throw new Error(`fastify-jsonapi: the beforeCreate hook of '${resource.type}' set an invalid id '${input.id}'`)
@@ -345,11 +360,10 @@ export class ResourceService {
           values[attribute.column] = writeValue(attribute, value)
         }
       }
-      const own = input.relationships.filter((link) => !isStoredElsewhere(link))
-      const elsewhere = input.relationships.filter(isStoredElsewhere)
+      const [own, elsewhere] = splitByStorage(input.relationships)
       checkLinkRules(own)
       if (elsewhere.length > 0) await checkTargetsExist(repository, this.#graph, this.#composer, elsewhere)
-      Object.assign(values, foreignKeyValues(own))
+      foreignKeyValues(own, values)
       const columns = service.#writeColumns(resource, query, resource.hooks.afterCreate !== undefined)
       const row = await service.#guarded(own, (guards) => repository.insert(resource, values, input.id, columns, guards))
       if (row === undefined) throw jsonApiError('FJA_RELATED_NOT_FOUND', { detail: 'a related resource was deleted while this one was created', source: { pointer: `${base}/relationships` } })
@@ -390,7 +404,8 @@ export class ResourceService {
       const seen = await service.#holds(resource, id, precondition)
       checkWritable(this.#graph, sent.relationships, 'update')
       await service.#visibleToHooks(resource, id, !seen && (resource.hooks.beforeUpdate !== undefined || resource.hooks.beforeLink !== undefined))
-      const writable = { ...sent, attributes: writableAttributes(resource, sent.attributes) }
+      const attributes = writableAttributes(resource, sent.attributes)
+      const writable = attributes === sent.attributes ? sent : { ...sent, attributes }
       const input = await service.#inputHook('beforeUpdate', resource, writable, () => service.#existingEvent(resource, id), base)
       await service.beforeLinks(resource, id, input.relationships, 'replace')
       const values: Record<string, unknown> = {}
@@ -500,8 +515,7 @@ export class ResourceService {
    */
   async #link (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>, columns: readonly string[]): Promise<Row> {
     const repository = this.#repository
-    const own = inputs.filter((link) => !isStoredElsewhere(link))
-    const elsewhere = inputs.filter(isStoredElsewhere)
+    const [own, elsewhere] = splitByStorage(inputs)
     checkLinkRules(own)
     await checkTargetsExist(repository, this.#graph, this.#composer, elsewhere)
     const target = this.#composer.target(resource, id)

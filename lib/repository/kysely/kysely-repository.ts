@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Expression, type Kysely, type SqlBool } from 'kysely'
+import { CompiledQuery, sql, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type {
@@ -58,8 +58,39 @@ function plannedRows (row: Record<string, unknown> | undefined): number {
   return Math.max(0, Math.round(rows))
 }
 
+function rowsOf<R> (result: QueryResult<R>): R[] {
+  return result.rows
+}
+
+function rethrowStorageError (error: unknown): never {
+  throw storageErrorFromPostgres(error)
+}
+
+/** `count(*)` as a number. */
+function countOf (rows: ReadonlyArray<{ count: string }>): number {
+  return Number(rows[0].count)
+}
+
+/** Related rows with their owner's id (the owner column stays in the row: nothing reads it but this). */
+function relatedRows (rows: readonly Row[]): RelatedRow[] {
+  return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
+}
+
 function firstRow (rows: readonly Row[]): Row | undefined {
   return rows[0]
+}
+
+/** The columns a write returns, by the columns asked for (a selection's, or every attribute's: the same arrays each time). */
+const RETURNED = new WeakMap<readonly string[], readonly string[]>()
+
+/** The id column, then `columns` without it and without repeats. */
+function returnedColumns (resource: ResolvedResource, columns: readonly string[]): readonly string[] {
+  let returned = RETURNED.get(columns)
+  if (returned === undefined || returned[0] !== resource.idColumn) {
+    returned = [...new Set([resource.idColumn, ...columns])]
+    RETURNED.set(columns, returned)
+  }
+  return returned
 }
 
 function stringId (value: unknown): string {
@@ -106,15 +137,18 @@ export class KyselyRepository implements Repository {
    * Runs a statement: its SQL from the cache when its shape is known, else compiled by Kysely; an error of the
    * database comes out as a `StorageError` (see `storageErrorFromPostgres`).
    */
-  async #execute<R> (shape: ReturnType<typeof selectShape>, compile: () => CompiledQuery<R>): Promise<R[]> {
+  #execute<R> (shape: ReturnType<typeof selectShape>, compile: () => CompiledQuery<R>): Promise<R[]> {
+    let query: CompiledQuery<R>
     try {
       const statements = this.#statements
-      const query = statements === undefined ? compile() : statements.query(shape, compile) as CompiledQuery<R>
-      const runner = this.#runner
-      return runner === undefined ? (await this.#db.executeQuery<R>(query)).rows : await runner(query) as R[]
+      query = statements === undefined ? compile() : statements.query(shape, compile) as CompiledQuery<R>
     } catch (error) {
-      throw storageErrorFromPostgres(error)
+      return Promise.reject(storageErrorFromPostgres(error))
     }
+    // Not an async function: the statement's own promise is the answer (its failure already a StorageError).
+    const runner = this.#runner
+    if (runner !== undefined) return runner(query, storageErrorFromPostgres) as Promise<R[]>
+    return this.#db.executeQuery<R>(query).then(rowsOf, rethrowStorageError)
   }
 
   /** The Kysely instance (or transaction) this repository runs on. */
@@ -261,12 +295,9 @@ export class KyselyRepository implements Repository {
   }
 
   count (layer: QueryLayer): Promise<number> {
-    return this.#run(async () => {
-      const [row] = await this.#execute(this.#statements && countShape(layer), () => this.#where(layer, new AliasCounter())
-        .select(sql<string>`count(*)`.as('count'))
-        .compile() as CompiledQuery<{ count: string }>)
-      return Number(row.count)
-    })
+    return this.#execute(this.#statements && countShape(layer), () => this.#where(layer, new AliasCounter())
+      .select(sql<string>`count(*)`.as('count'))
+      .compile() as CompiledQuery<{ count: string }>).then(countOf)
   }
 
   /**
@@ -287,11 +318,8 @@ export class KyselyRepository implements Repository {
 
   findRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): Promise<RelatedRow[]> {
     if (ownerIds.length === 0) return Promise.resolve([])
-    return this.#run(async () => {
-      const rows = await this.#execute(this.#statements && relatedShape(owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer))
-      // The owner column stays in the row: nothing reads it but this.
-      return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
-    })
+    return this.#execute(this.#statements && relatedShape(owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer))
+      .then(relatedRows)
   }
 
   /** The related rows of some owners, each with its owner's id (`__owner`), in the related id order. */
@@ -323,7 +351,7 @@ export class KyselyRepository implements Repository {
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
     const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
     const names = Object.keys(row)
-    const returning = [...new Set([resource.idColumn, ...columns])]
+    const returning = returnedColumns(resource, columns)
     if (requires.length > 0 && names.length > 0) {
       // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
       const compile = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)

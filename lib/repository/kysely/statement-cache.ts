@@ -27,20 +27,23 @@ function identity (value: unknown): unknown {
  * where it cannot matter which of them went to which parameter.
  */
 class ShapeWriter {
-  readonly parts: string[] = []
+  /** The key so far: its parts, each after a separator. */
+  #key = ''
   readonly values: unknown[] = []
   /** The identities of the distinct values so far (a statement binds a few: a list beats a map). */
   readonly #seen: unknown[] = []
 
   part (text: string): void {
-    this.parts.push(text)
+    this.#key += `\u0001${text}`
   }
 
   value (value: unknown): void {
     const key = identity(value)
-    let index = this.#seen.findIndex((seen) => Object.is(seen, key))
-    if (index === -1) index = this.#seen.push(key) - 1
-    this.parts.push(`?${index}`)
+    const seen = this.#seen
+    let index = 0
+    while (index < seen.length && !Object.is(seen[index], key)) index++
+    if (index === seen.length) seen.push(key)
+    this.#key += index < PLACEHOLDERS.length ? PLACEHOLDERS[index] : `\u0001?${index}`
     this.values.push(value)
   }
 
@@ -54,9 +57,12 @@ class ShapeWriter {
   }
 
   shape (): StatementShape {
-    return { key: this.parts.join('\u0001'), values: this.values }
+    return { key: this.#key, values: this.values }
   }
 }
+
+/** The key parts of the first distinct values (`?0`, `?1`…), written once. */
+const PLACEHOLDERS = Array.from({ length: 16 }, (_, index) => `\u0001?${index}`)
 
 function storageKey (relationship: ResolvedRelationship): string {
   const storage = relationship.storage
@@ -159,6 +165,17 @@ function writeWhere (writer: ShapeWriter, where: FilterNode | undefined, owner: 
   return true
 }
 
+/** The first part of a SELECT's key, by the columns selected (mostly a selection's: the same array each time). */
+const SELECT_PARTS = new WeakMap<readonly string[], { readonly resource: ResolvedResource, readonly part: string }>()
+
+function selectPart (resource: ResolvedResource, columns: readonly string[]): string {
+  const known = SELECT_PARTS.get(columns)
+  if (known !== undefined && known.resource === resource) return known.part
+  const part = `select:${resourceKey(resource)}:${columns.join(',')}`
+  SELECT_PARTS.set(columns, { resource, part })
+  return part
+}
+
 /**
  * The shape of a layer's SELECT (its rows in its order and window), or undefined when it has none: a sort through a
  * relationship (its subquery binds the related type's scope) or a custom operator is compiled each time.
@@ -167,7 +184,7 @@ export function selectShape (layer: QueryLayer): StatementShape | undefined {
   const { resource, page, sort } = layer
   if (sort.some((key) => key.path.length > 0)) return undefined
   const writer = new ShapeWriter()
-  writer.part(`select:${resourceKey(resource)}:${layer.columns.join(',')}`)
+  writer.part(selectPart(resource, layer.columns))
   if (!writeWhere(writer, layer.where, resource)) return undefined
   writer.part(`order:${sort.map((key) => `${key.attribute === resource.idAttribute ? '#' : ''}${key.attribute.column as string}${key.descending ? '-' : '+'}`).join(',')}`)
   if (page !== undefined) {

@@ -74,6 +74,27 @@ t.test('a query answered twice (pg answers a query it could not send, then again
   t.same(releases, [1, 2], 'a query that throws gives its connection back')
 })
 
+t.test('a failure rejects with mapError of the error, logged as the error itself; a pool that throws is a failure too', async (t) => {
+  class Mapped extends Error {
+    constructor (readonly original: unknown) { super('mapped') }
+  }
+  const mapError = (error: unknown): unknown => new Mapped(error)
+  const failure = await runner(CompiledQuery.raw('select 1 / $1::int as n', [0]), mapError).then(() => undefined, (error: unknown) => error)
+  t.type(failure, Mapped, 'the mapped error')
+  t.match((failure as Mapped).original, { code: '22012' }, 'of the database error')
+  t.equal(events.length, 1)
+  t.equal(events[0].level, 'error')
+  t.equal((events[0] as { error: unknown }).error, (failure as Mapped).original, 'the log sees the database error')
+  t.same(await runner(CompiledQuery.raw('select 1 as n'), mapError), [{ n: 1 }], 'rows are not mapped')
+  // A pool whose connect throws (it answers through its callback, but a broken one may throw): the statement fails.
+  const broken = { connect () { throw new Error('pool broken') } }
+  const brokenDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: broken as never }) })
+  runStatementsOnPool(brokenDb, broken as never, undefined)
+  const thrown = await statementRunnerOf(brokenDb)!(CompiledQuery.raw('select 1'), mapError).then(() => undefined, (error: unknown) => error)
+  t.type(thrown, Mapped)
+  t.match((thrown as Mapped).original, { message: 'pool broken' })
+})
+
 t.test('a transaction, or an instance with a plugin, has no runner: it goes through Kysely', async (t) => {
   await db.transaction().execute(async (trx) => {
     t.equal(statementRunnerOf(trx), undefined)

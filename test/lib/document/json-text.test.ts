@@ -11,6 +11,7 @@ import { ResourceWriter } from '../../../lib/document/resource-object.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { pageNode, queryTree } from '../../../lib/query/query-tree.js'
 import { resourceKey, type ResultSet } from '../../../lib/service/result-set.js'
+import { singleDocumentText } from '../../../lib/document/write-document.js'
 import { resources } from '../../../examples/app/resources.js'
 
 const RUNS = Number(process.env.FC_RUNS ?? 300)
@@ -105,4 +106,45 @@ t.test('a resource object written as text is JSON.stringify of the object, for e
   t.equal(writer.array([]).json, '[]')
   const rows = [{ resource: user, id: '1', row: { id: 1, name: 'a' } }, { resource: user, id: '2', row: { id: 2, name: 'b' } }]
   t.equal(writer.array(rows).json, JSON.stringify(rows.map((item) => writer.write(item))), 'an array of resource objects')
+})
+
+t.test('a single-resource document written as text is JSON.stringify of the document object', async (t) => {
+  const graph = resolveResources(resources)
+  const user = graph.getResource('user')
+  const computer = graph.getResource('computer')
+  const query = queryTree({ page: pageNode(1, 10) })
+  fc.assert(fc.property(
+    fc.record({
+      // Ids a URL can hold (encodeURIComponent refuses lone surrogates).
+      id: fc.oneof(fc.integer({ min: 0, max: 2147483647 }).map(String), fc.string(), fc.constantFrom('"', '\\', '\u0000', '😀', '</script>', '\u2028')),
+      name: fc.option(oddString, { nil: null }),
+      included: fc.array(fc.record({ id: fc.string(), serial: oddString }), { maxLength: 3 }),
+      baseUrl: fc.constantFrom('', 'https://api.example.com/v1', 'http://h/"quoted"\\path', 'https://ünï.example/😀'),
+      path: fc.constantFrom('/users/1', '/computers/7/owner', '/a"b\\c'),
+      related: fc.boolean(),
+      empty: fc.boolean(),
+    }),
+    ({ id, name, included, baseUrl, path, related, empty }) => {
+      const primary = empty ? [] : [{ resource: user, id, row: { id, name } }]
+      const result: ResultSet = {
+        primary,
+        included: included.map((item) => ({ resource: computer, id: item.id, row: item })),
+        linkage: new Map(),
+      }
+      const location = { baseUrl, path, query: {} }
+      const writer = new ResourceWriter(baseUrl, query, result)
+      const self = related || empty ? `${baseUrl}${path}` : writer.selfLink(user, id)
+      const object: Record<string, unknown> = {
+        data: empty ? null : writer.write(primary[0]),
+        links: { self },
+        jsonapi: { version: '1.0' },
+      }
+      if (included.length > 0) object.included = result.included.map((item) => writer.write(item))
+      const written = singleDocumentText(result, query, location, related)
+      if (written.text !== JSON.stringify(object)) throw new Error(`${written.text}\n≠ ${JSON.stringify(object)}`)
+      if (written.self !== self) throw new Error(`self ${written.self} ≠ ${self}`)
+      return true
+    },
+  ), settings)
+  t.pass('the text and the self link are those of the document object')
 })
