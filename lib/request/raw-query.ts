@@ -30,6 +30,31 @@ export function rawQuery (request: FastifyRequest): RawQuery {
   // Most reads of one resource have no query string: nothing to parse.
   if (start === -1) return EMPTY
   const text = url.slice(start + 1)
+  const known = PARSED.get(text)
+  if (known !== undefined) return known
   // A null-prototype object: a parameter named `constructor` or `__proto__` is a name like any other.
-  return Object.freeze(parse(text, '&', '=', { maxKeys: 0, decodeURIComponent: decode }) as Record<string, string | string[]>)
+  const raw = Object.freeze(parse(text, '&', '=', { maxKeys: 0, decodeURIComponent: decode }) as Record<string, string | string[]>)
+  if (text.length <= MAX_KEPT_LENGTH) {
+    if (PARSED.size >= MAX_KEPT) PARSED.delete(PARSED.keys().next().value as string)
+    PARSED.set(text, raw)
+    SHARED.add(raw)
+  }
+  return raw
+}
+
+/**
+ * The query strings parsed lately, each with its (frozen) parsing: a request with the same query string as one before
+ * gets the same object, and what was read from it (its query tree, see `readQuery`) can be kept with it. At most
+ * {@link MAX_KEPT} of at most {@link MAX_KEPT_LENGTH} characters each, the oldest going first, so that a client that
+ * invents query strings cannot grow it without bound.
+ */
+const PARSED = new Map<string, RawQuery>()
+const MAX_KEPT = 500
+const MAX_KEPT_LENGTH = 1024
+/** The parsings that requests share (those of {@link PARSED}, and the empty one). */
+const SHARED = new WeakSet<RawQuery>([EMPTY])
+
+/** Whether a parsed query string is one that requests share (see {@link rawQuery}): what is read from it can be kept. */
+export function isSharedRawQuery (raw: object): boolean {
+  return SHARED.has(raw as RawQuery)
 }

@@ -7,6 +7,7 @@ import {
 import { printFilter, type FilterNode } from '../query/filter-nodes.js'
 import { CURSOR_ERROR_TYPES, type CursorCodec } from '../query/cursors.js'
 import { readFilterParts, type FilterLimits } from './read-filter.js'
+import { isSharedRawQuery } from './raw-query.js'
 
 /** What `page[size]=0` does: return every row, be refused (400), or return at most the maximum page size. */
 export type UnpagedPolicy = 'allowed' | 'forbidden' | 'capped'
@@ -72,21 +73,38 @@ function single (raw: RawQuery, parameter: string): string | undefined {
  * @param cursors how to read cursors, on a collection route (without it, a collection is paginated by number only)
  */
 export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading): QueryTree {
-  const names = Object.keys(raw)
-  // A resource read without a query string (the most common read): the same tree every time.
-  if (names.length === 0 && !collection) {
-    let plain = PLAIN_READS.get(resource)
-    if (plain === undefined) {
-      plain = read(raw, names, resource, graph, limits, false)
-      PLAIN_READS.set(resource, plain)
-    }
-    return plain
-  }
-  return read(raw, names, resource, graph, limits, collection, cursors)
+  // A query string read before (the same parsing, see `rawQuery`): the same tree. Not a cursor page: its cursors are
+  // checked every time.
+  const kept = isSharedRawQuery(raw) && !(collection && isCursorRequest(raw, cursors)) ? keptTrees(resource, graph, limits, collection) : undefined
+  const known = kept?.get(raw)
+  if (known !== undefined) return known
+  const tree = read(raw, Object.keys(raw), resource, graph, limits, collection, cursors)
+  kept?.set(raw, tree)
+  return tree
 }
 
-/** The query tree of a resource read without a query string, per resource. */
-const PLAIN_READS = new WeakMap<ResolvedResource, QueryTree>()
+/**
+ * The query trees read from shared parsings of query strings, per resource, graph and limits (a registration's) and
+ * per kind of request (one resource, a collection). Kept as long as their parsing is kept.
+ */
+interface KeptTrees {
+  readonly graph: ResourceGraph
+  readonly limits: QueryLimits
+  readonly byKind: readonly [WeakMap<RawQuery, QueryTree>, WeakMap<RawQuery, QueryTree>]
+}
+
+const TREES = new WeakMap<ResolvedResource, KeptTrees>()
+
+function keptTrees (resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean): WeakMap<RawQuery, QueryTree> | undefined {
+  let kept = TREES.get(resource)
+  if (kept === undefined) {
+    kept = { graph, limits, byKind: [new WeakMap(), new WeakMap()] }
+    TREES.set(resource, kept)
+  }
+  // The resource read with other limits (not a route's): nothing kept.
+  if (kept.graph !== graph || kept.limits !== limits) return undefined
+  return kept.byKind[collection ? 1 : 0]
+}
 
 function read (raw: RawQuery, names: readonly string[], resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading): QueryTree {
   for (const name of names) {

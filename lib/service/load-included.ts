@@ -24,6 +24,12 @@ export function loadIncluded (
   return loadSteps(repository, resource, primary, include, totals)
 }
 
+/** The ids of some rows, each once, in order. */
+function distinctIds (rows: readonly ResourceRow[]): string[] {
+  if (rows.length === 1) return [rows[0].id]
+  return [...new Set(rows.map((item) => item.id))]
+}
+
 async function loadSteps (
   repository: Repository,
   resource: ResolvedResource,
@@ -39,16 +45,18 @@ async function loadSteps (
     if (owners.length === 0) return
     for (const { relationship, layer } of steps) {
       const target = layer.resource
-      const ownerIds = [...new Set(owners.map((item) => item.id))]
+      const ownerIds = distinctIds(owners)
       const related = await repository.findRelated(owner, relationship, ownerIds, layer)
-      const ids = new Map<string, string[]>(ownerIds.map((id) => [id, []]))
-      const next = new Map<string, ResourceRow>()
+      const ids = new Map<string, string[]>()
+      for (const id of ownerIds) ids.set(id, [])
+      // The related rows, each once, are the owners of the next steps: kept only when there are next steps.
+      const next = layer.include.length > 0 ? new Map<string, ResourceRow>() : undefined
       for (const { ownerId, row } of related) {
         const id = String(row[target.idColumn])
         ids.get(ownerId)?.push(id)
         const key = resourceKey(target.type, id)
         const item = { resource: target, id, row }
-        next.set(key, item)
+        next?.set(key, item)
         if (!primaryKeys.has(key) && !included.has(key)) included.set(key, item)
       }
       for (const [ownerId, relatedIds] of ids) {
@@ -60,7 +68,7 @@ async function loadSteps (
         }
         entry.set(relationship.name, relatedIds)
       }
-      await follow(target, [...next.values()], layer.include)
+      if (next !== undefined) await follow(target, [...next.values()], layer.include)
     }
   }
 

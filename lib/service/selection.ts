@@ -11,12 +11,21 @@ export interface Selection {
 }
 
 const FULL = new WeakMap<ResolvedResource, Selection>()
+const SPARSE = new WeakMap<ReadonlySet<string>, { readonly resource: ResolvedResource, readonly selection: Selection }>()
 
 /**
  * The selection of a resource for a sparse fieldset (undefined: every visible field, computed once per resource).
  */
 export function selectionOf (resource: ResolvedResource, fieldset: ReadonlySet<string> | undefined): Selection {
-  if (fieldset !== undefined) return select(resource, fieldset)
+  if (fieldset !== undefined) {
+    // A fieldset of a query tree kept for its query string (see `readQuery`) is the same set each time: so is its
+    // selection, and the resource objects' template written for it.
+    const known = SPARSE.get(fieldset)
+    if (known !== undefined && known.resource === resource) return known.selection
+    const selection = Object.freeze(select(resource, fieldset))
+    SPARSE.set(fieldset, { resource, selection })
+    return selection
+  }
   let full = FULL.get(resource)
   if (full === undefined) {
     full = Object.freeze(select(resource, undefined))

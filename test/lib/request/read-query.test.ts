@@ -176,3 +176,43 @@ t.test('bad queries: a 400 naming the parameter', async (t) => {
     t.equal(typeof error.errors[0].detail, 'string', `${label}: detail`)
   }
 })
+
+t.test('a query string read before gives the same parsing and the same tree; anything else is read again', async (t) => {
+  const { rawQuery } = await import('../../../lib/request/raw-query.js')
+  const { CursorCodec } = await import('../../../lib/query/cursors.js')
+  const request = (url: string) => ({ url }) as unknown as Parameters<typeof rawQuery>[0]
+  const user = graph.getResource('user')
+  const url = '/users?include=computers&fields[user]=name,computers&page[size]=5'
+  const raw = rawQuery(request(url))
+  t.equal(rawQuery(request(url)), raw, 'the same query string: the same (frozen) parsing')
+  t.ok(Object.isFrozen(raw))
+  t.not(rawQuery(request('/users?include=computers')), raw, 'another query string: another parsing')
+  const tree = readQuery(raw, user, graph, LIMITS, true)
+  t.equal(readQuery(rawQuery(request(url)), user, graph, LIMITS, true), tree, 'the same tree')
+  t.same(tree.page, { kind: 'page', number: 1, size: 5 })
+  t.same([...(tree.fields.get('user') ?? [])], ['name', 'computers'])
+  const { selectionOf } = await import('../../../lib/service/selection.js')
+  t.equal(selectionOf(user, tree.fields.get('user')), selectionOf(user, tree.fields.get('user')), 'one selection for the kept fieldset')
+  t.same(selectionOf(user, tree.fields.get('user')).attributes, ['name'])
+  const single = readQuery(raw, user, graph, LIMITS, false)
+  t.not(single, tree, 'a single resource has a tree of its own')
+  t.equal(readQuery(raw, user, graph, LIMITS, false), single)
+  t.same(single.page, { kind: 'page', number: 1, size: 0 }, 'no page on a single resource')
+  t.not(readQuery(raw, user, graph, { ...LIMITS }, true), tree, 'other limits: read again')
+  const plain = { include: 'computers' }
+  t.not(readQuery(plain, user, graph, LIMITS, true), readQuery(plain, user, graph, LIMITS, true), 'a parsing that is not shared: read again')
+  // A request for the cursor profile reads a cursor page from the same query string, and cursors are checked every time.
+  const cursors = { codec: new CursorCodec(), collection: 'user', requested: true }
+  const cursorTree = readQuery(raw, user, graph, LIMITS, true, cursors)
+  t.ok(cursorTree.page.cursor, 'the profile asked for: a cursor page')
+  t.not(readQuery(raw, user, graph, LIMITS, true, cursors), cursorTree, 'a cursor page is read every time')
+  t.equal(readQuery(raw, user, graph, LIMITS, true, { ...cursors, requested: false }), tree, 'without the profile: the page by number kept before')
+  const forged = rawQuery(request('/users?page[after]=forged'))
+  t.throws(() => readQuery(forged, user, graph, LIMITS, true, { ...cursors, requested: false }), { statusCode: 400, errors: [{ source: { parameter: 'page[after]' } }] })
+  t.throws(() => readQuery(forged, user, graph, LIMITS, true, { ...cursors, requested: false }), { statusCode: 400, errors: [{ source: { parameter: 'page[after]' } }] }, 'a bad cursor, every time')
+  const bad = rawQuery(request('/users?include=nothing'))
+  t.throws(() => readQuery(bad, user, graph, LIMITS, true), { statusCode: 400, errors: [{ source: { parameter: 'include' } }] })
+  t.throws(() => readQuery(bad, user, graph, LIMITS, true), { statusCode: 400, errors: [{ source: { parameter: 'include' } }] }, 'an error is not kept')
+  const long = `/users?filter[name]=${'x'.repeat(1100)}`
+  t.not(rawQuery(request(long)), rawQuery(request(long)), 'a query string of more than 1,024 characters is not kept')
+})
