@@ -4,6 +4,7 @@ import { jsonApiError, type ErrorCode } from './error-codes.js'
 import { StorageError } from '../repository/repository.js'
 import { databaseFault, faultError } from './database-faults.js'
 import { documentJson } from '../document/json-text.js'
+import { JSONAPI_OBJECT } from '../document/write-document.js'
 
 /** The JSON:API media type. */
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json'
@@ -53,6 +54,6 @@ export function jsonApiErrorHandler (retryAfter: number, send: (reply: FastifyRe
     } else if (rendered.statusCode >= 500) {
       request.log.error({ err: error }, 'fastify-jsonapi: request failed')
     }
-    return send(reply.code(rendered.statusCode).headers(rendered.headers), documentJson({ errors: rendered.errors, jsonapi: { version: '1.0' } }))
+    return send(reply.code(rendered.statusCode).headers(rendered.headers), documentJson({ errors: rendered.errors, jsonapi: JSONAPI_OBJECT }))
   }
 }

@@ -4,7 +4,8 @@ import type { FastifyRequest } from 'fastify'
 /** A query string as the plugin reads it: each name once as a string, a repeated name as an array of strings. */
 export type RawQuery = Readonly<Record<string, string | string[]>>
 
-const EMPTY: RawQuery = Object.freeze(Object.create(null) as Record<string, string | string[]>)
+/** The parsing of no query string, shared by every request without one. */
+export const NO_QUERY: RawQuery = Object.freeze(Object.create(null) as Record<string, string | string[]>)
 
 /** Decodes a component; an invalid percent-encoding leaves the whole component as sent (as Fastify's parser does). */
 function decode (text: string): string {
@@ -28,7 +29,7 @@ export function rawQuery (request: FastifyRequest): RawQuery {
   // Where the router splits the path from the query string: at the first `?` (or `#`).
   const start = url.search(/[?#]/)
   // Most reads of one resource have no query string: nothing to parse.
-  if (start === -1) return EMPTY
+  if (start === -1) return NO_QUERY
   const text = url.slice(start + 1)
   const known = PARSED.get(text)
   if (known !== undefined) return known
@@ -52,7 +53,7 @@ const PARSED = new Map<string, RawQuery>()
 const MAX_KEPT = 500
 const MAX_KEPT_LENGTH = 1024
 /** The parsings that requests share (those of {@link PARSED}, and the empty one). */
-const SHARED = new WeakSet<RawQuery>([EMPTY])
+const SHARED = new WeakSet<RawQuery>([NO_QUERY])
 
 /** Whether a parsed query string is one that requests share (see {@link rawQuery}): what is read from it can be kept. */
 export function isSharedRawQuery (raw: object): boolean {

@@ -3,6 +3,7 @@ import type { JsonApiErrorInit } from '../errors/json-api-error.js'
 import { JsonApiError } from '../errors/json-api-error.js'
 import { errorInit, jsonApiError } from '../errors/error-codes.js'
 import { readLinkage } from './read-linkage.js'
+import { escapePointerToken } from '../schema/compiled-input.js'
 
 /** The linkage a write body sets for one relationship. */
 export interface LinkageInput {
@@ -30,9 +31,6 @@ function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function escapeToken (name: string): string {
-  return name.includes('~') || name.includes('/') ? name.replace(/~/g, '~0').replace(/\//g, '~1') : name
-}
 
 function notDocument (pointer: string, detail: string): JsonApiError {
   return jsonApiError('FJA_INVALID_DOCUMENT', { detail, source: { pointer } })
@@ -59,7 +57,7 @@ export function readResourceDocument (body: unknown, resource: ResolvedResource,
 export function readResourceObject (data: unknown, resource: ResolvedResource, mode: 'create' | 'update', base: string, pathId?: string, implied?: ReadonlySet<string>): ResourceInput {
   if (!isObject(data)) throw notDocument(base, '`data` must be a resource object')
   for (const member of Object.keys(data)) {
-    if (!DATA_MEMBERS.has(member)) throw notDocument(`${base}/${escapeToken(member)}`, `'${member}' is not a member of a resource object`)
+    if (!DATA_MEMBERS.has(member)) throw notDocument(`${base}/${escapePointerToken(member)}`, `'${member}' is not a member of a resource object`)
   }
   if (typeof data.type !== 'string') throw notDocument(`${base}/type`, '`type` is required and must be a string')
   if (data.type !== resource.type) {
@@ -126,7 +124,7 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
       refused.add(name)
       problems.push(errorInit('FJA_READ_ONLY_FIELD', {
         detail: attribute.readOnly ? `'${name}' is set by the server and cannot be written` : `'${name}' can only be set when the resource is created`,
-        source: { pointer: `${base}/attributes/${escapeToken(name)}` },
+        source: { pointer: `${base}/attributes/${escapePointerToken(name)}` },
       }))
       continue
     }
@@ -161,7 +159,7 @@ function readRelationships (data: Record<string, unknown>, resource: ResolvedRes
   const inputs: LinkageInput[] = []
   for (const name of Object.keys(raw)) {
     const value = raw[name]
-    const pointer = `${base}/relationships/${escapeToken(name)}`
+    const pointer = `${base}/relationships/${escapePointerToken(name)}`
     const relationship = resource.relationships.get(name)
     if (relationship === undefined) {
       const detail = resource.attributes.has(name)

@@ -1,13 +1,13 @@
 import { hash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import type { ResolvedResource } from '../schema/resolved.js'
-import type { QueryTree } from '../query/query-tree.js'
 import type { ErrorSource } from '../errors/json-api-error.js'
 import type { ResultSet } from '../service/result-set.js'
 import type { Precondition } from '../service/resource-service.js'
 import { singleDocumentText } from '../document/write-document.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { readQuery } from '../request/read-query.js'
+import { NO_QUERY } from '../request/raw-query.js'
 import type { RouteContext } from './resource-routes.js'
 
 /**
@@ -60,18 +60,6 @@ export function noneMatch (header: string | string[] | undefined, tag: string): 
   return tags.some((item) => item.opaque === opaque)
 }
 
-/** The query of `GET /<type>/<id>` without parameters, read once per resource (it depends on the registration only). */
-const plainQueries = new WeakMap<ResolvedResource, QueryTree>()
-
-function plainQuery (context: RouteContext, resource: ResolvedResource): QueryTree {
-  let query = plainQueries.get(resource)
-  if (query === undefined) {
-    query = readQuery({}, resource, context.graph, context.limits, false)
-    plainQueries.set(resource, query)
-  }
-  return query
-}
-
 /**
  * The precondition of a write of `resource` `id` from the request's `If-Match`: undefined when there is none (a 428
  * when the resource requires one). The tag compared is the one `GET /<type>/<id>` answers with: the hash of the same
@@ -99,7 +87,8 @@ export function preconditionOf (
       source,
     })
   }
-  const query = plainQuery(context, resource)
+  // The query of `GET /<type>/<id>` without parameters (kept by `readQuery` for the shared empty parsing).
+  const query = readQuery(NO_QUERY, resource, context.graph, context.limits, false)
   const path = `${resource.path}/${encodeURIComponent(id)}`
   return {
     // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches.

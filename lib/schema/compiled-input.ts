@@ -12,26 +12,29 @@ export interface InputProblem {
   readonly message: string
 }
 
-/** Whether a value holds a NUL character in a string or a member name. */
-function holdsNul (value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000')
-  if (typeof value !== 'object' || value === null) return false
-  for (const key of Object.keys(value)) {
-    if (key.includes('\u0000') || holdsNul((value as Record<string, unknown>)[key])) return true
-  }
-  return false
+/** A member name as a JSON pointer token (RFC 6901: `~` as `~0`, `/` as `~1`). */
+export function escapePointerToken (name: string): string {
+  return name.includes('~') || name.includes('/') ? name.replace(/~/g, '~0').replace(/\//g, '~1') : name
 }
 
 /** The JSON pointer of the first string holding a NUL character (PostgreSQL text cannot store one), if any. */
-export function findNulCharacter (value: unknown, path = ''): string | undefined {
-  // Mostly there is none: looked for first without writing a pointer.
-  if (path === '' && !holdsNul(value)) return undefined
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
+export function findNulCharacter (value: unknown): string | undefined {
+  // The pointer is written only when there is one (mostly there is none).
+  const names = nulMembers(value)
+  return names?.map((name) => `/${escapePointerToken(name)}`).join('')
+}
+
+/** The member names down to the first NUL character (in a string, or in a member name), if any. */
+function nulMembers (value: unknown): string[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? [] : undefined
   if (typeof value !== 'object' || value === null) return undefined
-  for (const [key, item] of Object.entries(value)) {
-    if (key.includes('\u0000')) return `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
-    const found = findNulCharacter(item, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)
-    if (found !== undefined) return found
+  for (const name of Object.keys(value)) {
+    if (name.includes('\u0000')) return [name]
+    const inner = nulMembers((value as Record<string, unknown>)[name])
+    if (inner !== undefined) {
+      inner.unshift(name)
+      return inner
+    }
   }
   return undefined
 }
