@@ -201,6 +201,20 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     })
   }
 
+  // At ready, the default repository reads which relationships the database's foreign keys enforce, so that a create
+  // linking to rows without a scope is a plain INSERT (see `EnforcedForeignKeys`). Without it (a database down at
+  // ready), creates check their related rows in their own statement, as correct and a little slower.
+  if (options.repository === undefined && repository instanceof KyselyRepository) {
+    const log = fastify.log
+    fastify.addHook('onReady', async function jsonApiReadForeignKeys () {
+      try {
+        await repository.readForeignKeys(graph)
+      } catch (error) {
+        log.warn({ err: error }, 'fastify-jsonapi: could not read the foreign key constraints; creates check their related rows in their own statement')
+      }
+    })
+  }
+
   // Every answer, an error's too, is sent by `sendDocument`: the JSON:API media type without the charset Fastify
   // would append, the ETag of a read and its 304, and `Connection: close` while closing. No `onSend` hook: running
   // one per request cost more than the rest of sending.

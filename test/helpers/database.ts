@@ -5,7 +5,7 @@ import { createEmbeddedDatabase } from '../../lib/embedded.js'
 import { createPostgresDatabase } from '../../lib/index.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 
-/** Counts the SQL statements Kysely runs, to assert that reads issue a fixed number of queries. */
+/** Counts the SQL statements Kysely runs (those the database refused too), to assert that reads issue a fixed number of queries. */
 export class StatementCounter {
   count = 0
   readonly statements: string[] = []
@@ -18,7 +18,7 @@ export class StatementCounter {
   }
 
   readonly log = (event: LogEvent): void => {
-    if (event.level === 'query') {
+    if (event.level === 'query' || event.level === 'error') {
       this.count++
       this.statements.push(event.query.sql)
       this.parameters.push(event.query.parameters)

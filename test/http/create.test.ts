@@ -656,22 +656,37 @@ t.test('cannot create a computer whose owner and user differ: they are one link'
   }, [{ status: 422, code: 'FJA_VALIDATION', pointer: '/data/relationships/user/data', detail: /owner/ }])
 })
 
-t.test('a create guarded by its foreign keys is one statement; a missing target costs one more to point at it', async (t) => {
+t.test('a create whose foreign keys the database enforces is one plain INSERT; a missing target costs one more to point at it', async (t) => {
   api.counter.reset()
   const created = await api.request('POST', '/computers', { body: { data: { type: 'computer', attributes: { serial: 'ONE' }, relationships: { owner: { data: { type: 'user', id: '1' } } } } } })
   t.equal(created.status, 201)
-  t.equal(api.counter.count, 1, 'INSERT … SELECT … WHERE EXISTS … RETURNING')
-  t.match(api.counter.statements[0], /^insert into "computers" .* where exists/)
+  t.equal(api.counter.count, 1, 'INSERT … VALUES … RETURNING')
+  t.match(api.counter.statements[0], /^insert into "computers" \("serial", "owner_id"\) values \(\$1, \$2\) returning /)
+  t.notMatch(api.counter.statements[0], /exists/)
   api.counter.reset()
   const missing = await api.request('POST', '/computers', { body: { data: { type: 'computer', attributes: { serial: 'TWO' }, relationships: { owner: { data: { type: 'user', id: '999' } } } } } })
   t.equal(missing.status, 404)
+  t.equal(missing.body.errors[0].code, 'FJA_RELATED_NOT_FOUND')
   t.same(missing.body.errors[0].source, { pointer: '/data/relationships/owner/data' })
-  t.equal(api.counter.count, 2, 'the guarded insert, then the check that names the missing target')
+  t.equal(api.counter.count, 2, 'the INSERT the foreign key refused, then the check that names the missing target')
   t.equal((await api.db.selectFrom('computers').select('id').where('serial', '=', 'TWO').execute()).length, 0)
   api.counter.reset()
   const plain = await api.request('POST', '/groups', { body: { data: { type: 'group', attributes: { name: 'g' } } } })
   t.equal(plain.status, 201)
   t.equal(api.counter.count, 1, 'no transaction around a single statement')
+})
+
+t.test('a create in a transaction (its type has write hooks) checks its targets in its own statement', async (t) => {
+  api.counter.reset()
+  const created = await api.request('POST', '/posts', { body: { data: { type: 'post', attributes: { title: 'guarded' }, relationships: { user: { data: { type: 'user', id: '1' } } } } } })
+  t.equal(created.status, 201)
+  t.ok(api.counter.statements.some((statement) => /^insert into "posts" .* where exists/.test(statement)), 'INSERT … SELECT … WHERE EXISTS')
+  api.counter.reset()
+  const missing = await api.request('POST', '/posts', { body: { data: { type: 'post', attributes: { title: 'orphan' }, relationships: { user: { data: { type: 'user', id: '999' } } } } } })
+  t.equal(missing.status, 404, 'not a 500 of an aborted transaction')
+  t.equal(missing.body.errors[0].code, 'FJA_RELATED_NOT_FOUND')
+  t.same(missing.body.errors[0].source, { pointer: '/data/relationships/user/data' })
+  t.equal((await api.db.selectFrom('posts').select('id').where('title', '=', 'orphan').execute()).length, 0)
 })
 
 t.test('an update guarded by its foreign keys is one statement', async (t) => {

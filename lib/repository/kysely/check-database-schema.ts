@@ -75,7 +75,7 @@ export function schemaNeeds (graph: ResourceGraph): Need[] {
 }
 
 /** A declared table name as Kysely writes it (`"app"."users"`), which `to_regclass` resolves as the queries do. */
-function quoted (table: string): string {
+export function quotedTable (table: string): string {
   return table.split('.').map((part) => `"${part}"`).join('.')
 }
 
@@ -90,7 +90,7 @@ export async function checkDatabaseSchema (db: Kysely<any>, graph: ResourceGraph
   const tables = [...new Set(needs.map((item) => item.table))]
   const { rows } = await sql<{ table: string; column: string | null }>`
     select t.name as "table", a.attname as "column"
-    from unnest(${sql.val(tables)}::text[], ${sql.val(tables.map(quoted))}::text[]) as t(name, quoted)
+    from unnest(${sql.val(tables)}::text[], ${sql.val(tables.map(quotedTable))}::text[]) as t(name, quoted)
     join pg_catalog.pg_class c on c.oid = to_regclass(t.quoted) and c.relkind in ('r', 'p', 'v', 'm', 'f')
     left join pg_catalog.pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
   `.execute(db)

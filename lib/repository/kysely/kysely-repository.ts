@@ -1,8 +1,9 @@
 import { CompiledQuery, sql, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/declaration.js'
-import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type {
-  ColumnValues, KeysetPage, KeysetWindow, LinkTargets, QueryLayer, RelatedRow, Repository, RequiredRow, WriteTarget,
+import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
+import {
+  StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type QueryLayer, type RelatedRow,
+  type Repository, type RequiredRow, type WriteTarget,
 } from '../repository.js'
 import type { FilterNode } from '../../query/filter-nodes.js'
 import { keysetKeys } from '../../query/query-tree.js'
@@ -10,7 +11,8 @@ import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
 import { AliasCounter, EB, anyOf, compileFilter } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
-import { StatementCache, countShape, guardedInsertShape, relatedShape, selectShape } from './statement-cache.js'
+import { StatementCache, countShape, guardedInsertShape, insertShape, relatedShape, selectShape } from './statement-cache.js'
+import { readEnforcedForeignKeys, type EnforcedForeignKeys } from './enforced-foreign-keys.js'
 import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
@@ -114,6 +116,13 @@ export class KyselyRepository implements Repository {
    * (never a transaction, never an instance with plugins): straight on its pool (see `runStatementsOnPool`).
    */
   readonly #runner: StatementRunner | undefined
+  /**
+   * The foreign key constraints that enforce the relationships stored in a row (`readForeignKeys`): with them, a
+   * create outside a transaction that links only to targets without a scope is a plain `INSERT … VALUES`. Never set on
+   * a transaction's repository: a statement that fails there aborts the transaction, so its writes check their targets
+   * in the statement (`INSERT … SELECT … WHERE EXISTS`).
+   */
+  #foreignKeys: EnforcedForeignKeys | undefined
 
   /**
    * `options.cacheStatements` (default true): reuse the SQL of a statement whose shape was compiled before (see
@@ -149,6 +158,17 @@ export class KyselyRepository implements Repository {
     const runner = this.#runner
     if (runner !== undefined) return runner(query, storageErrorFromPostgres) as Promise<R[]>
     return this.#db.executeQuery<R>(query).then(rowsOf, rethrowStorageError)
+  }
+
+  /**
+   * Reads from the catalog which relationships stored in a row the database's foreign key constraints enforce (one
+   * statement; the plugin runs it at `ready`). Until it has run, and when it fails, every create that links to
+   * existing rows checks them in its own statement.
+   */
+  async readForeignKeys (graph: ResourceGraph): Promise<EnforcedForeignKeys> {
+    const foreignKeys = await readEnforcedForeignKeys(this.#db, graph)
+    this.#foreignKeys = foreignKeys
+    return foreignKeys
   }
 
   /** The Kysely instance (or transaction) this repository runs on. */
@@ -352,21 +372,26 @@ export class KyselyRepository implements Repository {
     const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
     const names = Object.keys(row)
     const returning = returnedColumns(resource, columns)
-    if (requires.length > 0 && names.length > 0) {
-      // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
-      const compile = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)
-        .columns(names)
-        .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(exist(requires, new AliasCounter())))
-        .returning(returning)
-        .compile() as CompiledQuery<Row>
-      return this.#execute(this.#statements && guardedInsertShape(resource, row, names, returning, requires), compile).then(firstRow)
+    if (names.length === 0) {
+      return this.#run(() => this.#db.insertInto(resource.table).defaultValues().returning(returning).executeTakeFirstOrThrow())
     }
-    return this.#run(async () => {
-      const builder = names.length === 0
-        ? this.#db.insertInto(resource.table).defaultValues()
-        : this.#db.insertInto(resource.table).values(row)
-      return await builder.returning(returning).executeTakeFirstOrThrow()
-    })
+    const plain = (): CompiledQuery<Row> => this.#db.insertInto(resource.table).values(row).returning(returning).compile() as CompiledQuery<Row>
+    if (requires.length === 0) return this.#execute(this.#statements && insertShape(resource, row, names, returning), plain).then(firstRow)
+    const enforcing = this.#foreignKeys?.enforcing(resource, row, names, requires)
+    if (enforcing !== undefined) {
+      // The foreign keys refuse a missing target: no row, as the guarded statement answers (the service then names it).
+      return this.#execute(this.#statements && insertShape(resource, row, names, returning), plain).then(firstRow, (error: unknown) => {
+        if (error instanceof StorageError && error.kind === 'foreign-key' && error.constraint !== undefined && enforcing.has(error.constraint)) return undefined
+        throw error
+      })
+    }
+    // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
+    const guarded = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)
+      .columns(names)
+      .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(exist(requires, new AliasCounter())))
+      .returning(returning)
+      .compile() as CompiledQuery<Row>
+    return this.#execute(this.#statements && guardedInsertShape(resource, row, names, returning, requires), guarded).then(firstRow)
   }
 
   update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {

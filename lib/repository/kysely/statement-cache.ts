@@ -213,6 +213,14 @@ export function relatedShape (owner: ResolvedResource, relationship: ResolvedRel
   return writeWhere(writer, layer.where, layer.resource) ? writer.shape() : undefined
 }
 
+/** The shape of an `INSERT … VALUES … RETURNING` of one row (see `insert`). */
+export function insertShape (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[]): StatementShape {
+  const writer = new ShapeWriter()
+  writer.part(`values:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`)
+  for (const name of names) writer.value(row[name])
+  return writer.shape()
+}
+
 /** The shape of an `INSERT … SELECT … WHERE EXISTS …` of a row whose related rows must exist (see `insert`). */
 export function guardedInsertShape (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[], requires: readonly RequiredRow[]): StatementShape | undefined {
   const writer = new ShapeWriter()

@@ -1,0 +1,109 @@
+import { sql, type Kysely } from 'kysely'
+import type { ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
+import type { RequiredRow } from '../repository.js'
+import { quotedTable } from './check-database-schema.js'
+
+/** A relationship stored in its owner's row: the owner's table and column, and the target's table and id column. */
+interface StoredLink {
+  readonly table: string
+  readonly column: string
+  readonly targetTable: string
+  readonly targetColumn: string
+}
+
+function linkKey (table: string, column: string, targetTable: string, targetColumn: string): string {
+  return `${table}\u0000${column}\u0000${targetTable}\u0000${targetColumn}`
+}
+
+/** Every distinct relationship of the graph stored as a foreign key column of its owner's row. */
+function storedLinks (graph: ResourceGraph): StoredLink[] {
+  const links = new Map<string, StoredLink>()
+  for (const resource of graph.resources) {
+    for (const relationship of resource.relationships.values()) {
+      const storage = relationship.storage
+      if (storage.kind !== 'foreign-key') continue
+      const target = graph.getResource(relationship.targetType)
+      links.set(linkKey(resource.table, storage.column, target.table, target.idColumn), {
+        table: resource.table, column: storage.column, targetTable: target.table, targetColumn: target.idColumn,
+      })
+    }
+  }
+  return [...links.values()]
+}
+
+/**
+ * The foreign key constraints of the database that enforce, on every statement, that a relationship column of a row
+ * holds an id of its target: read once from the catalog. Such a constraint lets a write that links a row to a target
+ * with no scope be a plain `INSERT … VALUES`: the database refuses a missing target itself (SQLSTATE 23503, naming the
+ * constraint), as the guarded `INSERT … SELECT … WHERE EXISTS` would, at the cost of the plain statement.
+ *
+ * A constraint counts only when it cannot be put off or bypassed by anything the plugin does not see: one column to
+ * the target's id column, not deferrable, its check triggers enabled, and no row-level security on the target table
+ * (a foreign key check sees rows a policy hides; `EXISTS` does not).
+ */
+export class EnforcedForeignKeys {
+  /** Link key → the name of the constraint that enforces it. */
+  readonly #constraints: ReadonlyMap<string, string>
+
+  constructor (constraints: ReadonlyMap<string, string>) {
+    this.#constraints = constraints
+  }
+
+  /** The number of links enforced. */
+  get size (): number {
+    return this.#constraints.size
+  }
+
+  /** The constraint that makes `resource`'s `column` hold ids of `target`, if one does. */
+  constraintOf (resource: ResolvedResource, column: string, target: ResolvedResource): string | undefined {
+    return this.#constraints.get(linkKey(resource.table, column, target.table, target.idColumn))
+  }
+
+  /**
+   * The constraints that check every row a new row of `resource` requires, or undefined when one of them is not
+   * enforced so (a target with a scope, or a column without such a constraint): then the write must check them itself.
+   */
+  enforcing (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], requires: readonly RequiredRow[]): ReadonlySet<string> | undefined {
+    const constraints = new Set<string>()
+    for (const required of requires) {
+      if (required.scope !== undefined) return undefined
+      let constraint: string | undefined
+      for (const name of names) {
+        if (row[name] !== required.id) continue
+        constraint = this.constraintOf(resource, name, required.resource)
+        if (constraint !== undefined) break
+      }
+      if (constraint === undefined) return undefined
+      constraints.add(constraint)
+    }
+    return constraints
+  }
+}
+
+/**
+ * Reads from the catalog which of the graph's relationships stored in a row a foreign key constraint enforces (one
+ * query; tables resolve as the plugin's statements resolve them, through the `search_path`).
+ */
+export async function readEnforcedForeignKeys (db: Kysely<any>, graph: ResourceGraph): Promise<EnforcedForeignKeys> {
+  const links = storedLinks(graph)
+  const constraints = new Map<string, string>()
+  if (links.length === 0) return new EnforcedForeignKeys(constraints)
+  const { rows } = await sql<{ at: string | number; constraint: string }>`
+    select l.at, k.conname as "constraint"
+    from unnest(${sql.val(links.map((link) => quotedTable(link.table)))}::text[], ${sql.val(links.map((link) => link.column))}::text[],
+                ${sql.val(links.map((link) => quotedTable(link.targetTable)))}::text[], ${sql.val(links.map((link) => link.targetColumn))}::text[])
+      with ordinality as l(source, "column", target, target_column, at)
+    join pg_catalog.pg_attribute a on a.attrelid = to_regclass(l.source) and a.attname = l."column" and not a.attisdropped
+    join pg_catalog.pg_attribute ta on ta.attrelid = to_regclass(l.target) and ta.attname = l.target_column and not ta.attisdropped
+    join pg_catalog.pg_class tc on tc.oid = ta.attrelid and not tc.relrowsecurity
+    join pg_catalog.pg_constraint k on k.contype = 'f' and not k.condeferrable
+      and k.conrelid = a.attrelid and k.conkey = array[a.attnum]
+      and k.confrelid = ta.attrelid and k.confkey = array[ta.attnum]
+    where not exists (select 1 from pg_catalog.pg_trigger g where g.tgconstraint = k.oid and g.tgrelid = k.conrelid and g.tgenabled not in ('O', 'A'))
+  `.execute(db)
+  for (const row of rows) {
+    const link = links[Number(row.at) - 1]
+    constraints.set(linkKey(link.table, link.column, link.targetTable, link.targetColumn), row.constraint)
+  }
+  return new EnforcedForeignKeys(constraints)
+}
