@@ -3,16 +3,16 @@ import type { ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
 import type { RequiredRow } from '../repository.js'
 import { quotedTable } from './check-database-schema.js'
 
-/** A relationship stored in its owner's row: the owner's table and column, and the target's table and id column. */
+/**
+ * A relationship stored in its owner's row: the owner's table and column, and the target's table and id column, with
+ * every resource and target declared on them (two relationships, or two types on one table, may share a link).
+ */
 interface StoredLink {
   readonly table: string
   readonly column: string
   readonly targetTable: string
   readonly targetColumn: string
-}
-
-function linkKey (table: string, column: string, targetTable: string, targetColumn: string): string {
-  return `${table}\u0000${column}\u0000${targetTable}\u0000${targetColumn}`
+  readonly pairs: Array<readonly [ResolvedResource, ResolvedResource]>
 }
 
 /** Every distinct relationship of the graph stored as a foreign key column of its owner's row. */
@@ -23,13 +23,20 @@ function storedLinks (graph: ResourceGraph): StoredLink[] {
       const storage = relationship.storage
       if (storage.kind !== 'foreign-key') continue
       const target = graph.getResource(relationship.targetType)
-      links.set(linkKey(resource.table, storage.column, target.table, target.idColumn), {
-        table: resource.table, column: storage.column, targetTable: target.table, targetColumn: target.idColumn,
-      })
+      const key = `${resource.table}\u0000${storage.column}\u0000${target.table}\u0000${target.idColumn}`
+      let link = links.get(key)
+      if (link === undefined) {
+        link = { table: resource.table, column: storage.column, targetTable: target.table, targetColumn: target.idColumn, pairs: [] }
+        links.set(key, link)
+      }
+      link.pairs.push([resource, target])
     }
   }
   return [...links.values()]
 }
+
+/** Resource → its column → the target resource → the names of the constraints (two may check the same link). */
+type ConstraintsByResource = Map<ResolvedResource, Map<string, Map<ResolvedResource, string[]>>>
 
 /**
  * The foreign key constraints of the database that enforce, on every statement, that a relationship column of a row
@@ -42,21 +49,22 @@ function storedLinks (graph: ResourceGraph): StoredLink[] {
  * (a foreign key check sees rows a policy hides; `EXISTS` does not).
  */
 export class EnforcedForeignKeys {
-  /** Link key → the name of the constraint that enforces it. */
-  readonly #constraints: ReadonlyMap<string, string>
+  readonly #constraints: ConstraintsByResource
+  readonly #size: number
 
-  constructor (constraints: ReadonlyMap<string, string>) {
+  constructor (constraints: ConstraintsByResource, size: number) {
     this.#constraints = constraints
+    this.#size = size
   }
 
-  /** The number of links enforced. */
+  /** The number of links (table, column, target table) enforced. */
   get size (): number {
-    return this.#constraints.size
+    return this.#size
   }
 
   /** The constraint that makes `resource`'s `column` hold ids of `target`, if one does. */
   constraintOf (resource: ResolvedResource, column: string, target: ResolvedResource): string | undefined {
-    return this.#constraints.get(linkKey(resource.table, column, target.table, target.idColumn))
+    return this.#constraints.get(resource)?.get(column)?.get(target)?.[0]
   }
 
   /**
@@ -64,17 +72,19 @@ export class EnforcedForeignKeys {
    * enforced so (a target with a scope, or a column without such a constraint): then the write must check them itself.
    */
   enforcing (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], requires: readonly RequiredRow[]): ReadonlySet<string> | undefined {
+    const columns = this.#constraints.get(resource)
+    if (columns === undefined) return undefined
     const constraints = new Set<string>()
     for (const required of requires) {
       if (required.scope !== undefined) return undefined
-      let constraint: string | undefined
+      let found: string[] | undefined
       for (const name of names) {
         if (row[name] !== required.id) continue
-        constraint = this.constraintOf(resource, name, required.resource)
-        if (constraint !== undefined) break
+        found = columns.get(name)?.get(required.resource)
+        if (found !== undefined) break
       }
-      if (constraint === undefined) return undefined
-      constraints.add(constraint)
+      if (found === undefined) return undefined
+      for (const constraint of found) constraints.add(constraint)
     }
     return constraints
   }
@@ -86,8 +96,8 @@ export class EnforcedForeignKeys {
  */
 export async function readEnforcedForeignKeys (db: Kysely<any>, graph: ResourceGraph): Promise<EnforcedForeignKeys> {
   const links = storedLinks(graph)
-  const constraints = new Map<string, string>()
-  if (links.length === 0) return new EnforcedForeignKeys(constraints)
+  const constraints: ConstraintsByResource = new Map()
+  if (links.length === 0) return new EnforcedForeignKeys(constraints, 0)
   const { rows } = await sql<{ at: string | number; constraint: string }>`
     select l.at, k.conname as "constraint"
     from unnest(${sql.val(links.map((link) => quotedTable(link.table)))}::text[], ${sql.val(links.map((link) => link.column))}::text[],
@@ -103,7 +113,15 @@ export async function readEnforcedForeignKeys (db: Kysely<any>, graph: ResourceG
   `.execute(db)
   for (const row of rows) {
     const link = links[Number(row.at) - 1]
-    constraints.set(linkKey(link.table, link.column, link.targetTable, link.targetColumn), row.constraint)
+    for (const [resource, target] of link.pairs) {
+      let columns = constraints.get(resource)
+      if (columns === undefined) constraints.set(resource, columns = new Map())
+      let targets = columns.get(link.column)
+      if (targets === undefined) columns.set(link.column, targets = new Map())
+      let names = targets.get(target)
+      if (names === undefined) targets.set(target, names = [])
+      if (!names.includes(row.constraint)) names.push(row.constraint)
+    }
   }
-  return new EnforcedForeignKeys(constraints)
+  return new EnforcedForeignKeys(constraints, new Set(rows.map((row) => Number(row.at))).size)
 }

@@ -22,7 +22,8 @@ await sql`create table fk_sources (
   loose_id integer,
   late_id integer constraint fk_sources_late references fk_targets deferrable initially immediate,
   hidden_id integer constraint fk_sources_hidden references fk_hidden,
-  off_id integer constraint fk_sources_off references fk_targets
+  off_id integer constraint fk_sources_off references fk_targets,
+  twin_id integer constraint fk_sources_twin_a references fk_targets constraint fk_sources_twin_b references fk_targets
 )`.execute(db)
 // The check triggers of one constraint disabled: the constraint no longer refuses anything.
 const { rows: triggers } = await sql<{ name: string }>`
@@ -45,6 +46,7 @@ const graph = resolveResources([
       late: link('late_id'),
       hidden: link('hidden_id', 'hidden'),
       off: link('off_id'),
+      twin: link('twin_id'),
     },
   }),
   defineResource({ type: 'target', table: 'fk_targets', attributes: {} }),
@@ -68,8 +70,9 @@ const foreignKeys = await repository.readForeignKeys(graph)
 
 t.test('reads only the constraints that refuse a missing target on every statement', async (t) => {
   t.equal(triggers.length, 2, 'the disabled checks: of inserts and of updates')
-  t.equal(foreignKeys.size, 1)
+  t.equal(foreignKeys.size, 2, 'target_id, and twin_id (twice)')
   t.equal(foreignKeys.constraintOf(source, 'target_id', target), 'fk_sources_target')
+  t.match(foreignKeys.constraintOf(source, 'twin_id', target), /^fk_sources_twin_[ab]$/)
   t.equal(foreignKeys.constraintOf(source, 'loose_id', target), undefined, 'no constraint')
   t.equal(foreignKeys.constraintOf(source, 'late_id', target), undefined, 'deferrable')
   t.equal(foreignKeys.constraintOf(source, 'hidden_id', hidden), undefined, 'the target table has row-level security')
@@ -118,6 +121,25 @@ t.test('a target held by two columns is enforced when one of them is', async (t)
   const row = await repository.insert(source, { label: 'twice', target_id: '2', loose_id: '2' }, undefined, ['label'], [required(target, '2'), required(target, '2')])
   t.match(row, { label: 'twice' })
   t.notMatch(counter.statements[0], /exists/, 'the constraint on target_id refuses a missing target 2 for both')
+})
+
+t.test('a link two constraints enforce: the refusal of either is a missing target', async (t) => {
+  counter.reset()
+  t.equal(await repository.insert(source, { label: 'twin', twin_id: '99' }, undefined, ['label'], [required(target, '99')]), undefined)
+  t.equal(counter.count, 1)
+  t.notMatch(counter.statements[0], /exists/)
+  t.equal(await labelled('twin'), 0)
+})
+
+t.test('a resource of another graph, on the same tables, is not taken for one whose constraints were read', async (t) => {
+  const other = resolveResources([
+    defineResource({ type: 'source', table: 'fk_sources', attributes: {}, relationships: { target: link('target_id') } }),
+    defineResource({ type: 'target', table: 'fk_targets', attributes: {} }),
+  ])
+  t.equal(foreignKeys.constraintOf(other.getResource('source'), 'target_id', other.getResource('target')), undefined)
+  counter.reset()
+  await repository.insert(other.getResource('source'), { target_id: '1' }, undefined, [], [required(other.getResource('target'), '1')])
+  t.match(counter.statements[0], /where exists/)
 })
 
 t.test('a foreign key the create did not ask about still fails it', async (t) => {
