@@ -7,7 +7,8 @@ import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
 import {
   DatabaseSchemaError, jsonApi, KyselyRepository, type AnyResourceDeclaration, type JsonApiOptions, type MissingDatabaseObject,
 } from '../../lib/index.js'
@@ -243,4 +244,19 @@ t.test('the example app fails to become ready on a database without its tables',
       await sql`reset search_path`.execute(connection)
     }
   })
+})
+
+t.test('a database that cannot answer at ready: the app still becomes ready, and warns that creates check their targets themselves', async (t) => {
+  // Nothing listens on port 1: every connection is refused at once.
+  const down = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ host: '127.0.0.1', port: 1, connectionTimeoutMillis: 2000 }) }) })
+  t.teardown(() => down.destroy())
+  const lines: Array<Record<string, unknown>> = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
+  await app.register(jsonApi, { db: down, resources: declarations() as AnyResourceDeclaration[] })
+  await app.ready()
+  const warning = lines.find((line) => String(line.msg).includes('could not read the foreign key constraints'))
+  t.ok(warning, 'a warning')
+  t.equal(warning?.level, 40)
+  t.match(warning?.err, { message: /ECONNREFUSED|connect/ }, 'with the cause')
+  await app.close()
 })
