@@ -201,10 +201,11 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     })
   }
 
-  // At ready, the default repository reads which relationships the database's foreign keys enforce, so that a create
-  // linking to rows without a scope is a plain INSERT (see `EnforcedForeignKeys`). Without it (a database down at
-  // ready), creates check their related rows in their own statement, as correct and a little slower.
-  if (options.repository === undefined && repository instanceof KyselyRepository) {
+  // At ready, a Kysely repository (the default one, or one of the application's) reads which relationships the
+  // database's foreign keys enforce, so that a create linking to rows without a scope is a plain INSERT (see
+  // `EnforcedForeignKeys`). Without it (a database down at ready), creates check their related rows in their own
+  // statement, as correct and a little slower.
+  if (repository instanceof KyselyRepository) {
     const log = fastify.log
     fastify.addHook('onReady', async function jsonApiReadForeignKeys () {
       try {

@@ -214,7 +214,7 @@ t.test('a custom repository without db is not checked; with db it is', async (t)
   resources[1].table = 'computrs'
   counter.reset()
   const app = await ready(resources, { repository: new KyselyRepository(db), checkDatabaseSchema: true })
-  t.equal(counter.count, 0, 'no query at ready')
+  t.same(counter.statements.filter((statement) => !readsForeignKeys(statement)), [], 'no check at ready')
   await app.close()
   await assertMissing(t, resources, [
     { table: 'computrs', column: undefined, neededBy: [{ resource: 'machine', field: undefined }, { resource: 'person', field: 'machines' }] },

@@ -62,6 +62,11 @@ export class EnforcedForeignKeys {
     return this.#size
   }
 
+  /** These constraints and `other`'s (read for another registration's resources). */
+  with (other: EnforcedForeignKeys): EnforcedForeignKeys {
+    return new EnforcedForeignKeys(new Map([...this.#constraints, ...other.#constraints]), this.#size + other.#size)
+  }
+
   /** The constraint that makes `resource`'s `column` hold ids of `target`, if one does. */
   constraintOf (resource: ResolvedResource, column: string, target: ResolvedResource): string | undefined {
     return this.#constraints.get(resource)?.get(column)?.get(target)?.[0]

@@ -78,6 +78,16 @@ function relatedRows (rows: readonly Row[]): RelatedRow[] {
   return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
 }
 
+/**
+ * Whether a failed insert into `resource`'s table is the refusal of one of `constraints`, a missing target (and not
+ * that of a constraint of the same name on another table, reached by a trigger, say).
+ */
+function refusedTarget (error: unknown, resource: ResolvedResource, constraints: ReadonlySet<string>): boolean {
+  if (!(error instanceof StorageError) || error.kind !== 'foreign-key' || error.constraint === undefined || !constraints.has(error.constraint)) return false
+  const table = error.table
+  return table === undefined || resource.table === table || resource.table.endsWith(`.${table}`)
+}
+
 function firstRow (rows: readonly Row[]): Row | undefined {
   return rows[0]
 }
@@ -162,13 +172,16 @@ export class KyselyRepository implements Repository {
 
   /**
    * Reads from the catalog which relationships stored in a row the database's foreign key constraints enforce (one
-   * statement; the plugin runs it at `ready`). Until it has run, and when it fails, every create that links to
-   * existing rows checks them in its own statement.
+   * statement), adding them to those read before: the plugin runs it at `ready` for each registration that uses this
+   * repository. Until it has run, and when it fails, every create that links to existing rows checks them in its own
+   * statement.
+   *
+   * @internal
    */
   async readForeignKeys (graph: ResourceGraph): Promise<EnforcedForeignKeys> {
-    const foreignKeys = await readEnforcedForeignKeys(this.#db, graph)
-    this.#foreignKeys = foreignKeys
-    return foreignKeys
+    const read = await readEnforcedForeignKeys(this.#db, graph)
+    this.#foreignKeys = this.#foreignKeys === undefined ? read : this.#foreignKeys.with(read)
+    return read
   }
 
   /** The Kysely instance (or transaction) this repository runs on. */
@@ -381,7 +394,7 @@ export class KyselyRepository implements Repository {
     if (enforcing !== undefined) {
       // The foreign keys refuse a missing target: no row, as the guarded statement answers (the service then names it).
       return this.#execute(this.#statements && insertShape(resource, row, names, returning), plain).then(firstRow, (error: unknown) => {
-        if (error instanceof StorageError && error.kind === 'foreign-key' && error.constraint !== undefined && enforcing.has(error.constraint)) return undefined
+        if (refusedTarget(error, resource, enforcing)) return undefined
         throw error
       })
     }

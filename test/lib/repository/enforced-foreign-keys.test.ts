@@ -142,6 +142,33 @@ t.test('a resource of another graph, on the same tables, is not taken for one wh
   t.match(counter.statements[0], /where exists/)
 })
 
+t.test('a refusal by a constraint of the same name on another table (a trigger\'s insert) is not taken for a missing target', async (t) => {
+  await sql`create table fk_log (target_id integer constraint fk_sources_target references fk_targets)`.execute(db)
+  await sql`create function fk_log_insert () returns trigger language plpgsql as $$
+    begin insert into fk_log (target_id) values (new.loose_id); return new; end $$`.execute(db)
+  await sql`create trigger fk_sources_log after insert on fk_sources for each row when (new.label = 'logged') execute function fk_log_insert()`.execute(db)
+  const error = await repository.insert(source, { label: 'logged', target_id: '1', loose_id: '99' }, undefined, ['label'], [required(target, '1')])
+    .then(() => undefined, (failure: unknown) => failure)
+  t.ok(error instanceof StorageError, 'the error, not "no row"')
+  t.match(error, { kind: 'foreign-key', constraint: 'fk_sources_target', table: 'fk_log' })
+  t.equal(await labelled('logged'), 0)
+})
+
+t.test('constraints read for a second graph are added to the first\'s', async (t) => {
+  const shared = new KyselyRepository(db)
+  await shared.readForeignKeys(graph)
+  const other = resolveResources([
+    defineResource({ type: 'source', table: 'fk_sources', attributes: {}, relationships: { target: link('target_id') } }),
+    defineResource({ type: 'target', table: 'fk_targets', attributes: {} }),
+  ])
+  t.equal((await shared.readForeignKeys(other)).size, 1)
+  for (const [owner, to] of [[source, target], [other.getResource('source'), other.getResource('target')]] as const) {
+    counter.reset()
+    await shared.insert(owner, { target_id: '1' }, undefined, [], [required(to, '1')])
+    t.notMatch(counter.statements[0], /exists/, owner === source ? 'the first graph' : 'the second graph')
+  }
+})
+
 t.test('a foreign key the create did not ask about still fails it', async (t) => {
   const error = await repository.insert(source, { label: 'other', target_id: '1', hidden_id: '99' }, undefined, ['label'], [required(target, '1')])
     .then(() => undefined, (failure: unknown) => failure)
