@@ -689,11 +689,20 @@ t.test('a create in a transaction (its type has write hooks) checks its targets 
   t.equal((await api.db.selectFrom('posts').select('id').where('title', '=', 'orphan').execute()).length, 0)
 })
 
-t.test('an update guarded by its foreign keys is one statement', async (t) => {
+t.test('an update of a foreign key the database enforces is one UPDATE, not checked again in it', async (t) => {
   api.counter.reset()
   const updated = await api.request('PATCH', '/computers/1', { body: { data: { type: 'computer', id: '1', attributes: { name: 'renamed' }, relationships: { owner: { data: { type: 'user', id: '2' } } } } } })
   t.equal(updated.status, 200)
   t.equal(api.counter.count, 1)
+  t.match(api.counter.statements[0], /^update "computers" as "r0" set /)
+  t.notMatch(api.counter.statements[0], /exists/)
+  api.counter.reset()
+  const orphan = await api.request('PATCH', '/computers/1', { body: { data: { type: 'computer', id: '1', attributes: { name: 'orphaned' }, relationships: { owner: { data: { type: 'user', id: '999' } } } } } })
+  t.equal(orphan.status, 404)
+  t.equal(orphan.body.errors[0].code, 'FJA_RELATED_NOT_FOUND')
+  t.same(orphan.body.errors[0].source, { pointer: '/data/relationships/owner/data' })
+  t.equal(api.counter.count, 2, 'the UPDATE the foreign key refused, then the check that names the missing target')
+  t.same(await api.db.selectFrom('computers').select(['name', 'owner_id']).where('id', '=', 1).executeTakeFirst(), { name: 'renamed', owner_id: 2 }, 'unchanged')
   const missing = await api.request('PATCH', '/computers/99', { body: { data: { type: 'computer', id: '99', relationships: { owner: { data: { type: 'user', id: '2' } } } } } })
   t.equal(missing.status, 404)
   t.equal(missing.body.errors[0].code, 'FJA_RESOURCE_NOT_FOUND', 'the targets exist, so the resource itself is missing')

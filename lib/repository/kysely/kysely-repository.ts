@@ -128,9 +128,9 @@ export class KyselyRepository implements Repository {
   readonly #runner: StatementRunner | undefined
   /**
    * The foreign key constraints that enforce the relationships stored in a row (`readForeignKeys`): with them, a
-   * create outside a transaction that links only to targets without a scope is a plain `INSERT … VALUES`. Never set on
-   * a transaction's repository: a statement that fails there aborts the transaction, so its writes check their targets
-   * in the statement (`INSERT … SELECT … WHERE EXISTS`).
+   * create or an update outside a transaction that links only to targets without a scope does not check them in its
+   * statement (a plain `INSERT … VALUES`, an `UPDATE` without `EXISTS`). Never set on a transaction's repository: a
+   * statement that fails there aborts the transaction, so its writes check their targets in the statement.
    */
   #foreignKeys: EnforcedForeignKeys | undefined
 
@@ -417,12 +417,19 @@ export class KyselyRepository implements Repository {
         .where(`${ROOT}.${resource.idColumn}`, '=', id)
       return this.#run(() => within(read, resource, ROOT, scope, aliases).executeTakeFirst())
     }
+    // As a create: targets the foreign keys enforce are not checked again in the statement (see `insert`).
+    const enforcing = requires.length === 0 ? undefined : this.#foreignKeys?.enforcing(resource, values, Object.keys(values), requires)
     return this.#run(async () => {
       let builder = within(this.#db.updateTable(`${resource.table} as ${ROOT}`)
         .set(values)
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, aliases)
-      if (requires.length > 0) builder = builder.where(exist(requires, aliases))
-      return await builder.returning(returning).executeTakeFirst()
+      if (requires.length > 0 && enforcing === undefined) builder = builder.where(exist(requires, aliases))
+      try {
+        return await builder.returning(returning).executeTakeFirst()
+      } catch (error) {
+        if (enforcing !== undefined && refusedTarget(storageErrorFromPostgres(error), resource, enforcing)) return undefined
+        throw error
+      }
     })
   }
 

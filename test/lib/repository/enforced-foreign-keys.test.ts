@@ -96,6 +96,23 @@ t.test('a create whose enforced target is missing answers no row, and writes not
   t.equal(await labelled('missing'), 0)
 })
 
+t.test('an update of an enforced foreign key is a plain UPDATE; a missing target answers no row and changes nothing', async (t) => {
+  const { rows: [{ id }] } = await sql<{ id: number }>`insert into fk_sources (label, target_id) values ('to-update', 1) returning id`.execute(db)
+  counter.reset()
+  const row = await repository.update({ resource: source, id: String(id), scope: undefined }, { target_id: '2' }, ['label'], [required(target, '2')])
+  t.match(row, { label: 'to-update' })
+  t.equal(counter.count, 1)
+  t.notMatch(counter.statements[0], /exists/)
+  counter.reset()
+  t.equal(await repository.update({ resource: source, id: String(id), scope: undefined }, { label: 'changed', target_id: '99' }, ['label'], [required(target, '99')]), undefined)
+  t.equal(counter.count, 1, 'the refused UPDATE')
+  const { rows: [after] } = await sql<{ label: string; target_id: number }>`select label, target_id from fk_sources where id = ${id}`.execute(db)
+  t.same(after, { label: 'to-update', target_id: 2 })
+  counter.reset()
+  await repository.update({ resource: source, id: String(id), scope: undefined }, { loose_id: '1' }, ['label'], [required(target, '1')])
+  t.match(counter.statements[0], /exists/, 'a link no constraint enforces: checked in the statement')
+})
+
 t.test('a create checks its targets in its own statement when the database does not enforce them all', async (t) => {
   const cases: Array<[string, Record<string, unknown>, RequiredRow[]]> = [
     ['no constraint', { loose_id: '1' }, [required(target, '1')]],
