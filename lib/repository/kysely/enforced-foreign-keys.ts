@@ -41,8 +41,9 @@ type ConstraintsByResource = Map<ResolvedResource, Map<string, Map<ResolvedResou
 /**
  * The foreign key constraints of the database that enforce, on every statement, that a relationship column of a row
  * holds an id of its target: read once from the catalog. Such a constraint lets a write that links a row to a target
- * with no scope be a plain `INSERT … VALUES`: the database refuses a missing target itself (SQLSTATE 23503, naming the
- * constraint), as the guarded `INSERT … SELECT … WHERE EXISTS` would, at the cost of the plain statement.
+ * with no scope be the plain statement (`INSERT … VALUES`, an `UPDATE` without `EXISTS`): the database refuses a
+ * missing target itself (SQLSTATE 23503, naming the constraint and the table), as the guarded statement would
+ * (`INSERT … SELECT … WHERE EXISTS`, `UPDATE … AND EXISTS`), at the cost of the plain statement.
  *
  * A constraint counts only when it cannot be put off or bypassed by anything the plugin does not see: one column to
  * the target's id column, not deferrable, its check triggers enabled, and no row-level security on the target table
