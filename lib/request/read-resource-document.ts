@@ -31,7 +31,6 @@ function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-
 function notDocument (pointer: string, detail: string): JsonApiError {
   return jsonApiError('FJA_INVALID_DOCUMENT', { detail, source: { pointer } })
 }

@@ -78,8 +78,11 @@ function relatedRows (rows: readonly Row[]): RelatedRow[] {
   return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
 }
 
+/** A write that requires no rows: no constraint to rely on, none it must check itself. */
+const NO_CONSTRAINTS: ReadonlySet<string> = new Set()
+
 /**
- * Whether a failed insert into `resource`'s table is the refusal of one of `constraints`, a missing target (and not
+ * Whether a failed write into `resource`'s table is the refusal of one of `constraints`, a missing target (and not
  * that of a constraint of the same name on another table, reached by a trigger, say).
  */
 function refusedTarget (error: unknown, resource: ResolvedResource, constraints: ReadonlySet<string>): boolean {
@@ -182,6 +185,14 @@ export class KyselyRepository implements Repository {
     const read = await readEnforcedForeignKeys(this.#db, graph)
     this.#foreignKeys = this.#foreignKeys === undefined ? read : this.#foreignKeys.with(read)
     return read
+  }
+
+  /**
+   * The foreign key constraints that check every row a write requires (the empty set when it requires none), or
+   * undefined when the write must check them in its statement.
+   */
+  #enforcing (resource: ResolvedResource, row: ColumnValues, names: readonly string[], requires: readonly RequiredRow[]): ReadonlySet<string> | undefined {
+    return requires.length === 0 ? NO_CONSTRAINTS : this.#foreignKeys?.enforcing(resource, row, names, requires)
   }
 
   /** The Kysely instance (or transaction) this repository runs on. */
@@ -388,11 +399,10 @@ export class KyselyRepository implements Repository {
     if (names.length === 0) {
       return this.#run(() => this.#db.insertInto(resource.table).defaultValues().returning(returning).executeTakeFirstOrThrow())
     }
-    const plain = (): CompiledQuery<Row> => this.#db.insertInto(resource.table).values(row).returning(returning).compile() as CompiledQuery<Row>
-    if (requires.length === 0) return this.#execute(this.#statements && insertShape(resource, row, names, returning), plain).then(firstRow)
-    const enforcing = this.#foreignKeys?.enforcing(resource, row, names, requires)
+    const enforcing = this.#enforcing(resource, row, names, requires)
     if (enforcing !== undefined) {
       // The foreign keys refuse a missing target: no row, as the guarded statement answers (the service then names it).
+      const plain = (): CompiledQuery<Row> => this.#db.insertInto(resource.table).values(row).returning(returning).compile() as CompiledQuery<Row>
       return this.#execute(this.#statements && insertShape(resource, row, names, returning), plain).then(firstRow, (error: unknown) => {
         if (refusedTarget(error, resource, enforcing)) return undefined
         throw error
@@ -411,19 +421,20 @@ export class KyselyRepository implements Repository {
     const { resource, id, scope } = target
     const returning = this.#columns(resource, columns, ROOT)
     const aliases = new AliasCounter()
-    if (Object.keys(values).length === 0) {
+    const names = Object.keys(values)
+    if (names.length === 0) {
       const read = this.#db.selectFrom(`${resource.table} as ${ROOT}`)
         .select(returning)
         .where(`${ROOT}.${resource.idColumn}`, '=', id)
       return this.#run(() => within(read, resource, ROOT, scope, aliases).executeTakeFirst())
     }
     // As a create: targets the foreign keys enforce are not checked again in the statement (see `insert`).
-    const enforcing = requires.length === 0 ? undefined : this.#foreignKeys?.enforcing(resource, values, Object.keys(values), requires)
+    const enforcing = this.#enforcing(resource, values, names, requires)
     return this.#run(async () => {
       let builder = within(this.#db.updateTable(`${resource.table} as ${ROOT}`)
         .set(values)
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, aliases)
-      if (requires.length > 0 && enforcing === undefined) builder = builder.where(exist(requires, aliases))
+      if (enforcing === undefined) builder = builder.where(exist(requires, aliases))
       try {
         return await builder.returning(returning).executeTakeFirst()
       } catch (error) {
