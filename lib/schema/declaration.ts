@@ -231,9 +231,11 @@ export interface AttributeDeclaration {
   /** Computes the attribute from other columns instead of storing it; implies `readOnly`. */
   readonly derived?: DerivedAttribute
   /**
-   * How the value is stored when the schema alone does not tell: `json` stores objects and arrays as `jsonb`/`json`
-   * (serialized), `native` leaves it to the driver (arrays become PostgreSQL arrays). Objects default to `json`,
-   * everything else to `native`.
+   * How the value is stored when the schema alone does not tell: `json` stores the value (any JSON value: object,
+   * array, string, number, boolean) serialized in a `jsonb` or `json` column and reads it back as the driver parses
+   * those columns, `native` leaves it to the driver (arrays become PostgreSQL arrays). Objects default to `json`,
+   * everything else to `native`. A `json` attribute needs a `jsonb` or `json` column: the text of a `text` column
+   * would be read back as a string.
    */
   readonly storage?: 'json' | 'native'
 }

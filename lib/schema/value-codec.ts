@@ -28,7 +28,9 @@ const READERS: Record<ValueFormat, (value: unknown, attribute: ResolvedAttribute
   number: (value) => typeof value === 'string' || typeof value === 'bigint' ? Number(value) : value,
   // Exact numbers stay decimal strings; a driver configured to read `bigint` as a BigInt gives one too.
   decimal: (value) => typeof value === 'bigint' || typeof value === 'number' ? String(value) : value,
-  json: (value) => typeof value === 'string' ? JSON.parse(value) : value,
+  // A `json` / `jsonb` column: the driver (pg, PGlite) has parsed it already. A string here is a JSON string value,
+  // as it was written: parsing it again would turn `"123"` into 123 and fail on `"hello"`.
+  json: (value) => value,
   plain: (value) => value,
 }
 

@@ -1,0 +1,132 @@
+import t from 'tap'
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { sql, type Kysely } from 'kysely'
+import { jsonApi, defineResource } from '../../lib/index.js'
+import { openTestDatabase } from '../helpers/database.js'
+import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
+import { documentedFastify } from '../helpers/documented-fastify.js'
+
+// Attributes stored as JSON (`storage: 'json'`) in `jsonb` and `json` columns: every JSON value comes back as it was
+// sent. A JSON string is a string, whatever it looks like: `"123"` is not the number 123, `"hello"` is not an error.
+
+async function migrate (db: Kysely<any>): Promise<void> {
+  await sql`create table documents (id serial primary key, title text not null, doc jsonb, raw json, meta jsonb not null default '{}')`.execute(db)
+  await sql`create table sections (id serial primary key, document_id integer not null references documents (id), body jsonb)`.execute(db)
+}
+
+/** What the `afterCreate` hook of `document` saw, one entry per create. */
+const hookSaw: unknown[] = []
+
+const document = defineResource({
+  type: 'document',
+  path: '/documents',
+  table: 'documents',
+  id: { kind: 'integer' },
+  attributes: {
+    title: { schema: Type.String(), required: true },
+    doc: { schema: Type.Unknown(), storage: 'json' },
+    raw: { schema: Type.Unknown(), storage: 'json' },
+    // An object schema: stored as JSON by default.
+    meta: { schema: Type.Record(Type.String(), Type.Unknown()) },
+  },
+  relationships: {
+    sections: { kind: 'to-many', type: 'section', inverse: 'document' },
+  },
+  hooks: {
+    afterCreate (stored) {
+      hookSaw.push(stored.attributes.doc)
+    },
+  },
+})
+
+const section = defineResource({
+  type: 'section',
+  path: '/sections',
+  table: 'sections',
+  id: { kind: 'integer' },
+  attributes: { body: { schema: Type.Unknown(), storage: 'json' } },
+  relationships: { document: { kind: 'to-one', type: 'document', foreignKey: 'document_id', required: true } },
+})
+
+const database = await openTestDatabase(migrate)
+t.teardown(() => database.close())
+const db = database.db
+
+const app: FastifyInstance = await documentedFastify({})
+await app.register(jsonApi, { db, resources: [document, section] })
+await app.ready()
+t.teardown(() => app.close())
+
+function send (method: InjectOptions['method'], url: string, options: TestRequest = {}): Promise<TestResponse> {
+  return injectJsonApi(app, method, url, options)
+}
+
+/** JSON values of every kind, strings that look like other JSON values among them. */
+const VALUES: ReadonlyArray<[string, unknown]> = [
+  ['a word', 'hello'],
+  ['a string of digits', '123'],
+  ['a string that reads as true', 'true'],
+  ['a string that reads as null', 'null'],
+  ['a string that reads as an object', '{"a":1}'],
+  ['a string that reads as a string', '"quoted"'],
+  ['the empty string', ''],
+  ['a string with quotes, escapes and non-ASCII', 'Zoë said "hi"\n\\ ☃'],
+  ['a number', 7.5],
+  ['zero', 0],
+  ['false', false],
+  ['an object', { a: 'b', n: [1, '2', null], nested: { deep: true } }],
+  ['an array', [1, '2', { three: 3 }]],
+  ['an empty array', []],
+  ['null', null],
+]
+
+t.test('every JSON value round-trips through jsonb and json: create, read, list, include, update, hooks', async (t) => {
+  for (const [label, value] of VALUES) {
+    hookSaw.length = 0
+    const created = await send('POST', '/documents', { body: { data: { type: 'document', attributes: { title: label, doc: value, raw: value, meta: { value } } } } })
+    t.equal(created.status, 201, `${label}: created`)
+    t.same(created.body.data.attributes, { title: label, doc: value, raw: value, meta: { value } }, `${label}: the create answers the value`)
+    t.same(hookSaw, [value], `${label}: afterCreate sees the value`)
+    const id = created.body.data.id as string
+
+    const read = await send('GET', `/documents/${id}`)
+    t.equal(read.status, 200)
+    t.strictSame(read.body.data.attributes.doc, value, `${label}: read from jsonb`)
+    t.strictSame(read.body.data.attributes.raw, value, `${label}: read from json`)
+
+    const [stored] = (await sql<{ doc: string | null; raw: string | null }>`select jsonb_typeof(doc) as doc, json_typeof(raw) as raw from documents where id = ${Number(id)}`.execute(db)).rows
+    const kind = value === null ? null : Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : typeof value
+    t.same(stored, { doc: kind, raw: kind }, `${label}: stored as a JSON ${kind ?? 'NULL'}`)
+
+    const sectionCreated = await send('POST', '/sections', { body: { data: { type: 'section', attributes: { body: value }, relationships: { document: { data: { type: 'document', id } } } } } })
+    t.equal(sectionCreated.status, 201)
+    const included = await send('GET', `/documents/${id}?include=sections`)
+    t.strictSame(included.body.included[0].attributes.body, value, `${label}: included`)
+
+    const updated = await send('PATCH', `/documents/${id}`, { body: { data: { type: 'document', id, attributes: { doc: value, raw: { was: value } } } } })
+    t.equal(updated.status, 200)
+    t.strictSame(updated.body.data.attributes.doc, value, `${label}: the update answers the value`)
+    t.strictSame(updated.body.data.attributes.raw, { was: value })
+  }
+  const list = await send('GET', `/documents?sort=id&page[size]=${VALUES.length}`)
+  t.strictSame(list.body.data.map((item: any) => item.attributes.doc), VALUES.map(([, value]) => value), 'a page answers each value')
+  t.strictSame(list.body.data.map((item: any) => item.attributes.meta), VALUES.map(([, value]) => ({ value })))
+})
+
+t.test('a JSON string written by SQL reads as that string', async (t) => {
+  const { rows: [row] } = await sql<{ id: number }>`insert into documents (title, doc, raw) values ('by sql', '"7"'::jsonb, '"{\\"x\\": 1}"'::json) returning id`.execute(db)
+  const read = await send('GET', `/documents/${row.id}`)
+  t.equal(read.status, 200)
+  t.strictSame(read.body.data.attributes.doc, '7')
+  t.strictSame(read.body.data.attributes.raw, '{"x": 1}')
+})
+
+t.test('cannot store what is not JSON: the value of an object attribute must be an object', async (t) => {
+  const before = (await sql<{ count: string }>`select count(*) as count from documents`.execute(db)).rows[0].count
+  const refused = await send('POST', '/documents', { body: { data: { type: 'document', attributes: { title: 'x', meta: 'a string' } } } })
+  t.equal(refused.status, 422)
+  t.equal(refused.body.errors[0].source.pointer, '/data/attributes/meta')
+  const after = (await sql<{ count: string }>`select count(*) as count from documents`.execute(db)).rows[0].count
+  t.equal(after, before, 'nothing written')
+})
