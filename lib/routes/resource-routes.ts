@@ -74,7 +74,8 @@ export function sendCollection (context: RouteContext, reply: FastifyReply, quer
  */
 export function requestServices (context: RouteContext, request: FastifyRequest): ResourceService | Promise<ResourceService> {
   const value = context.contextOf === undefined ? undefined : context.contextOf(request)
-  // A context function that answers at once (not a promise): the services at once, without a turn of the queue.
+  // A context function that answers at once (not a promise): the services at once, without a turn of the queue (the
+  // resource routes take them without `await`, which costs a turn even for a value that is not a promise).
   if (isThenable(value)) return Promise.resolve(value).then((settled) => servicesOf(context, request, settled))
   return servicesOf(context, request, value)
 }
@@ -154,7 +155,8 @@ function listHandler (context: RouteContext, resource: ResolvedResource): Handle
   return async function listResources (request, reply) {
     const raw = rawQuery(request)
     varyOnAccept(reply)
-    const service = await requestServices(context, request)
+    const services = requestServices(context, request)
+    const service = services instanceof ResourceService ? services : await services
     const query = readQuery(raw, resource, context.graph, context.limits, true, cursorReading(context, request, resource.type))
     // Every row (`page[size]=0`): streamed batch by batch, so memory does not grow with the row count.
     if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, context.lifecycle, service, resource, query, location(context, request, raw))
@@ -166,7 +168,8 @@ function listHandler (context: RouteContext, resource: ResolvedResource): Handle
 function readHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function readResource (request, reply) {
     const raw = rawQuery(request)
-    const service = await requestServices(context, request)
+    const services = requestServices(context, request)
+    const service = services instanceof ResourceService ? services : await services
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const result = await service.read(resource, idOf(request), query)
     return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw)).text)
@@ -176,7 +179,8 @@ function readHandler (context: RouteContext, resource: ResolvedResource): Handle
 function createHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function createResource (request, reply) {
     const raw = rawQuery(request)
-    const service = await requestServices(context, request)
+    const services = requestServices(context, request)
+    const service = services instanceof ResourceService ? services : await services
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, resource, 'create')
     const result = await service.create(resource, input, query)
@@ -188,7 +192,8 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
 function updateHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function updateResource (request, reply) {
     const raw = rawQuery(request)
-    const service = await requestServices(context, request)
+    const services = requestServices(context, request)
+    const service = services instanceof ResourceService ? services : await services
     const id = idOf(request)
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
@@ -200,7 +205,8 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
 
 function deleteHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function deleteResource (request, reply) {
-    const service = await requestServices(context, request)
+    const services = requestServices(context, request)
+    const service = services instanceof ResourceService ? services : await services
     const id = idOf(request)
     await service.remove(resource, id, preconditionOf(context, resource, id, ifMatchHeader(request)))
     return sendDocument(reply, context.lifecycle, documentJson(metaDocument({ message: 'Object successfully deleted' })))

@@ -30,6 +30,11 @@ function distinctIds (rows: readonly ResourceRow[]): string[] {
   return [...new Set(rows.map((item) => item.id))]
 }
 
+/** Whether a step of `include`, at any depth, reads rows of `resource`. */
+function reaches (include: readonly IncludeLayer[], resource: ResolvedResource): boolean {
+  return include.some(({ layer }) => layer.resource === resource || reaches(layer.include, resource))
+}
+
 async function loadSteps (
   repository: Repository,
   resource: ResolvedResource,
@@ -37,7 +42,8 @@ async function loadSteps (
   include: readonly IncludeLayer[],
   totals: Totals,
 ): Promise<ResultSet> {
-  const primaryKeys = new Set(primary.map((item) => resourceKey(item.resource.type, item.id)))
+  // A primary row is never included as well: only a step that reaches the primary type can meet one.
+  const primaryKeys = reaches(include, resource) ? new Set(primary.map((item) => resourceKey(item.resource.type, item.id))) : undefined
   const included = new Map<string, ResourceRow>()
   const linkage = new Map<string, Map<string, string[]>>()
 
@@ -57,7 +63,7 @@ async function loadSteps (
         const key = resourceKey(target.type, id)
         const item = { resource: target, id, row }
         next?.set(key, item)
-        if (!primaryKeys.has(key) && !included.has(key)) included.set(key, item)
+        if (primaryKeys?.has(key) !== true && !included.has(key)) included.set(key, item)
       }
       for (const [ownerId, relatedIds] of ids) {
         const key = resourceKey(owner.type, ownerId)
