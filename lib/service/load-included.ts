@@ -30,9 +30,9 @@ function distinctIds (rows: readonly ResourceRow[]): string[] {
   return [...new Set(rows.map((item) => item.id))]
 }
 
-/** Whether a step of `include`, at any depth, reads rows of `resource`. */
-function reaches (include: readonly IncludeLayer[], resource: ResolvedResource): boolean {
-  return include.some(({ layer }) => layer.resource === resource || reaches(layer.include, resource))
+/** Whether a step of `include`, at any depth, reads rows of type `type` (what the keys of included rows name). */
+function reaches (include: readonly IncludeLayer[], type: string): boolean {
+  return include.some(({ layer }) => layer.resource.type === type || reaches(layer.include, type))
 }
 
 async function loadSteps (
@@ -43,7 +43,7 @@ async function loadSteps (
   totals: Totals,
 ): Promise<ResultSet> {
   // A primary row is never included as well: only a step that reaches the primary type can meet one.
-  const primaryKeys = reaches(include, resource) ? new Set(primary.map((item) => resourceKey(item.resource.type, item.id))) : undefined
+  const primaryKeys = reaches(include, resource.type) ? new Set(primary.map((item) => resourceKey(item.resource.type, item.id))) : undefined
   const included = new Map<string, ResourceRow>()
   const linkage = new Map<string, Map<string, string[]>>()
 
