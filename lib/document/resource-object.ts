@@ -144,7 +144,10 @@ export class ResourceWriter {
   readonly #baseJson: string
   readonly #query: QueryTree
   readonly #result: ResultSet
-  readonly #selections = new Map<ResolvedResource, Selection>()
+  /** The primary type's selection, kept apart: most documents have one type, and then no map is made. */
+  #firstResource: ResolvedResource | undefined
+  #firstSelection: Selection | undefined
+  #selections: Map<ResolvedResource, Selection> | undefined
 
   constructor (baseUrl: string, query: QueryTree, result: ResultSet) {
     this.#baseUrl = baseUrl
@@ -159,10 +162,16 @@ export class ResourceWriter {
   }
 
   #selection (resource: ResolvedResource): Selection {
-    let selection = this.#selections.get(resource)
+    if (resource === this.#firstResource) return this.#firstSelection as Selection
+    let selection = this.#selections?.get(resource)
     if (selection === undefined) {
       selection = selectionOf(resource, this.#query.fields.get(resource.type))
-      this.#selections.set(resource, selection)
+      if (this.#firstResource === undefined) {
+        this.#firstResource = resource
+        this.#firstSelection = selection
+      } else {
+        (this.#selections ??= new Map()).set(resource, selection)
+      }
     }
     return selection
   }

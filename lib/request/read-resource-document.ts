@@ -111,7 +111,6 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
   const pointer = data.attributes === undefined ? base : `${base}/attributes`
   const schema = mode === 'create' ? resource.inputs.createSchema : resource.inputs.updateSchema
   const accepted: Record<string, unknown> = {}
-  const refused = new Set<string>()
   for (const name of Object.keys(raw)) {
     const value = raw[name]
     const attribute = resource.attributes.get(name)
@@ -120,7 +119,6 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
     // so that an error does not reveal it.
     const secret = attribute !== undefined && attribute.hidden && attribute.readOnly
     if (attribute !== undefined && !secret && !inSchema && (attribute.readOnly || (mode === 'update' && attribute.createOnly))) {
-      refused.add(name)
       problems.push(errorInit('FJA_READ_ONLY_FIELD', {
         detail: attribute.readOnly ? `'${name}' is set by the server and cannot be written` : `'${name}' can only be set when the resource is created`,
         source: { pointer: `${base}/attributes/${escapePointerToken(name)}` },

@@ -42,21 +42,22 @@ export function checkWritable (graph: ResourceGraph, inputs: readonly LinkageInp
  * relationships stored in one column must agree.
  */
 export function checkLinkRules (inputs: readonly LinkageInput[]): void {
-  const columns = new Map<string, LinkageInput>()
+  // Two links can only disagree when there are two: one alone needs no map.
+  const columns = inputs.length > 1 ? new Map<string, LinkageInput>() : undefined
   for (const input of inputs) {
     const { relationship, ids, pointer } = input
     if (relationship.storage.kind !== 'foreign-key') continue
     if (ids === null && !relationship.storage.nullable) {
       throw jsonApiError('FJA_REQUIRED_RELATIONSHIP', { detail: `the relationship '${relationship.name}' is required and cannot be cleared`, source: { pointer } })
     }
-    const other = columns.get(relationship.storage.column)
+    const other = columns?.get(relationship.storage.column)
     if (other !== undefined && String(other.ids) !== String(ids)) {
       throw jsonApiError('FJA_VALIDATION', {
         detail: `'${relationship.name}' and '${other.relationship.name}' are the same link and must not differ`,
         source: { pointer },
       })
     }
-    columns.set(relationship.storage.column, input)
+    columns?.set(relationship.storage.column, input)
   }
 }
 

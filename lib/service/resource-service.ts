@@ -40,6 +40,7 @@ function splitByStorage (inputs: readonly LinkageInput[]): readonly [readonly Li
 }
 
 const NO_LINKS: readonly LinkageInput[] = Object.freeze([])
+const NO_GUARDS: readonly RequiredRow[] = Object.freeze([])
 
 /** The 404 of a resource that does not exist, or that the request may not see. */
 export function notFound (resource: ResolvedResource, id: string): JsonApiError {
@@ -365,7 +366,11 @@ export class ResourceService {
       if (elsewhere.length > 0) await checkTargetsExist(repository, this.#graph, this.#composer, elsewhere)
       foreignKeyValues(own, values)
       const columns = service.#writeColumns(resource, query, resource.hooks.afterCreate !== undefined)
-      const row = await service.#guarded(own, (guards) => repository.insert(resource, values, input.id, columns, guards))
+      // #guarded, written out: one `async` frame and one closure fewer per create.
+      const guards = foreignKeyGuards(this.#graph, this.#composer, own)
+      if (guards === undefined) await checkTargetsExist(repository, this.#graph, this.#composer, own)
+      const row = await repository.insert(resource, values, input.id, columns, guards ?? NO_GUARDS)
+      if (row === undefined && guards !== undefined && guards.length > 0) await checkTargetsExist(repository, this.#graph, this.#composer, own)
       if (row === undefined) throw jsonApiError('FJA_RELATED_NOT_FOUND', { detail: 'a related resource was deleted while this one was created', source: { pointer: `${base}/relationships` } })
       const id = String(row[resource.idColumn])
       if (elsewhere.length > 0) await writeLinks(repository, this.#graph, this.#composer, resource, id, elsewhere)
@@ -569,11 +574,16 @@ export class ResourceService {
    * one statement (atomic by itself; the reads before it only check what the database's own constraints check again).
    */
   async #write<T> (context: WriteContext, several: boolean, work: (service: ResourceService, repository: Repository) => Promise<T>): Promise<T> {
-    try {
-      if (several) return await this.transaction(work)
-      return await (this.#nested ? work(this, this.#repository) : retrying(this.#database.retries, () => work(this, this.#repository)))
-    } catch (error) {
-      throw explainStorageError(error, context)
+    // The single statement's retries are this loop rather than `retrying` around a closure: a create or an update
+    // is a handful of microtask turns in all, and each layer of `async` functions adds some.
+    for (let run = 0; ; run++) {
+      try {
+        return await (several ? this.transaction(work) : work(this, this.#repository))
+      } catch (error) {
+        // A transaction retries itself; a statement inside one must not (the failure aborted the whole transaction).
+        if (several || this.#nested || run >= this.#database.retries || !isRetryableConflict(error)) throw explainStorageError(error, context)
+      }
+      await backOff(run)
     }
   }
 }

@@ -39,6 +39,8 @@ begin
   return new;
 end $$`.execute(db)
 await sql`create trigger f_conflict before insert or update on f_items for each row when (new.name like 'conflict%') execute function f_conflict()`.execute(db)
+// Owners have no hooks: their creates and updates are single statements, retried outside any transaction.
+await sql`create trigger f_owner_conflict before insert or update on f_owners for each row when (new.name like 'conflict%') execute function f_conflict()`.execute(db)
 
 /** What the next writes do: the first `failFirst` attempts fail with a serialization failure. */
 async function plan (failFirst: number): Promise<void> {
@@ -147,6 +149,25 @@ t.test('cannot get past a conflict that outlasts the retries: 503, nothing writt
   t.equal(made.status, 201, 'a write the conflict does not touch goes through')
   fault(t, await send(app, 'PATCH', `/items/${made.body.data.id as string}`, { data: { type: 'item', id: made.body.data.id, attributes: { name: 'conflict-3' } } }), 'FJA_DATABASE_CONFLICT')
   t.same(await names('f_items'), ['plain'], 'the update was not applied')
+})
+
+t.test('a single-statement write (a type without hooks) is retried by itself, and gives up after the retries', async (t) => {
+  await plan(2)
+  const created = await send(app, 'POST', '/owners', { data: { type: 'owner', attributes: { name: 'conflict-owner' } } })
+  t.equal(created.status, 201)
+  t.equal(await attempts(), 3, 'two failed attempts, then the one that wrote')
+  t.same(await names('f_owners'), ['conflict-owner'], 'written exactly once')
+
+  await plan(1)
+  const renamed = await send(app, 'PATCH', `/owners/${created.body.data.id as string}`, { data: { type: 'owner', id: created.body.data.id, attributes: { name: 'conflict-renamed' } } })
+  t.equal(renamed.status, 200)
+  t.equal(renamed.body.data.attributes.name, 'conflict-renamed')
+  t.equal(await attempts(), 2)
+
+  await plan(100)
+  fault(t, await send(app, 'POST', '/owners', { data: { type: 'owner', attributes: { name: 'conflict-never' } } }), 'FJA_DATABASE_CONFLICT')
+  t.equal(await attempts(), 4, 'the first attempt and three retries (the default)')
+  t.same(await names('f_owners'), ['conflict-renamed'], 'nothing more written')
 })
 
 t.test('an operations batch is retried as a whole: nothing of a failed attempt is applied twice', async (t) => {

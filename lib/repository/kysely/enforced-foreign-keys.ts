@@ -36,7 +36,7 @@ function storedLinks (graph: ResourceGraph): StoredLink[] {
 }
 
 /** Resource → its column → the target resource → the names of the constraints (two may check the same link). */
-type ConstraintsByResource = Map<ResolvedResource, Map<string, Map<ResolvedResource, string[]>>>
+type ConstraintsByResource = Map<ResolvedResource, Map<string, Map<ResolvedResource, Set<string>>>>
 
 /**
  * The foreign key constraints of the database that enforce, on every statement, that a relationship column of a row
@@ -70,7 +70,7 @@ export class EnforcedForeignKeys {
 
   /** The constraint that makes `resource`'s `column` hold ids of `target`, if one does. */
   constraintOf (resource: ResolvedResource, column: string, target: ResolvedResource): string | undefined {
-    return this.#constraints.get(resource)?.get(column)?.get(target)?.[0]
+    return this.#constraints.get(resource)?.get(column)?.get(target)?.values().next().value
   }
 
   /**
@@ -80,19 +80,26 @@ export class EnforcedForeignKeys {
   enforcing (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], requires: readonly RequiredRow[]): ReadonlySet<string> | undefined {
     const columns = this.#constraints.get(resource)
     if (columns === undefined) return undefined
-    const constraints = new Set<string>()
+    // One required row (a create with one to-one link, the usual case) answers its own set: nothing is made per write.
+    let constraints: Set<string> | undefined
+    let only: ReadonlySet<string> | undefined
     for (const required of requires) {
       if (required.scope !== undefined) return undefined
-      let found: string[] | undefined
+      let found: ReadonlySet<string> | undefined
       for (const name of names) {
         if (row[name] !== required.id) continue
         found = columns.get(name)?.get(required.resource)
         if (found !== undefined) break
       }
       if (found === undefined) return undefined
-      for (const constraint of found) constraints.add(constraint)
+      if (only === undefined) {
+        only = found
+      } else {
+        constraints ??= new Set(only)
+        for (const constraint of found) constraints.add(constraint)
+      }
     }
-    return constraints
+    return constraints ?? only ?? new Set()
   }
 }
 
@@ -125,8 +132,8 @@ export async function readEnforcedForeignKeys (db: Kysely<any>, graph: ResourceG
       let targets = columns.get(link.column)
       if (targets === undefined) columns.set(link.column, targets = new Map())
       let names = targets.get(target)
-      if (names === undefined) targets.set(target, names = [])
-      if (!names.includes(row.constraint)) names.push(row.constraint)
+      if (names === undefined) targets.set(target, names = new Set())
+      names.add(row.constraint)
     }
   }
   return new EnforcedForeignKeys(constraints, new Set(rows.map((row) => Number(row.at))).size)

@@ -80,6 +80,22 @@ t.test('reads only the constraints that refuse a missing target on every stateme
   t.equal(foreignKeys.constraintOf(source, 'target_id', hidden), undefined, 'another target')
 })
 
+t.test('the constraints that check a new row: each required row\'s, all of them, or undefined when one is unchecked', async (t) => {
+  const row = { label: 'x', target_id: '1', twin_id: '2', loose_id: '1' }
+  const names = Object.keys(row)
+  t.same([...foreignKeys.enforcing(source, row, names, [required(target, '1')]) ?? []], ['fk_sources_target'])
+  t.same([...foreignKeys.enforcing(source, row, names, [required(target, '2')]) ?? []].sort(), ['fk_sources_twin_a', 'fk_sources_twin_b'], 'both constraints of one column')
+  t.same([...foreignKeys.enforcing(source, row, names, [required(target, '1'), required(target, '2')]) ?? []].sort(),
+    ['fk_sources_target', 'fk_sources_twin_a', 'fk_sources_twin_b'], 'two required rows: the constraints of both')
+  t.same([...foreignKeys.enforcing(source, row, names, [required(target, '2')]) ?? []].sort(), ['fk_sources_twin_a', 'fk_sources_twin_b'],
+    'answering for two rows left one row\'s constraints as they were')
+  t.same([...foreignKeys.enforcing(source, row, names, []) ?? ['not empty']], [], 'no required row: no constraint')
+  t.equal(foreignKeys.enforcing(source, row, names, [required(target, '1', true)]), undefined, 'a target with a scope')
+  t.equal(foreignKeys.enforcing(source, { loose_id: '3' }, ['loose_id'], [required(target, '3')]), undefined, 'a column no constraint checks')
+  t.equal(foreignKeys.enforcing(source, row, names, [required(target, '1'), required(target, '3')]), undefined, 'one of two rows unchecked')
+  t.equal(foreignKeys.enforcing(target, row, names, [required(target, '1')]), undefined, 'a type with no constraints')
+})
+
 t.test('a create linked through an enforced foreign key is a plain INSERT', async (t) => {
   counter.reset()
   const row = await repository.insert(source, { label: 'plain', target_id: '1' }, undefined, ['label'], [required(target, '1')])
