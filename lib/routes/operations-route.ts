@@ -32,14 +32,14 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
       const service = await requestServices(context, request)
       const operations = readOperations(request.body, context.graph, settings.maxOperations)
       // `meta.ifMatch` of an operation: its precondition, as If-Match of the route it stands for
-      const results = await runOperations(context.graph, service, operations,
-        (resource, id, ifMatch) => preconditionOf(context, resource, id, ifMatch, { pointer: '/meta/ifMatch' }))
-      if (operations.every((operation) => operation.op === 'remove' && operation.ref?.relationship === undefined)) {
-        return reply.code(204).send()
-      }
+      const onlyRemovals = operations.every((operation) => operation.op === 'remove' && operation.ref?.relationship === undefined)
+      // The document is written inside the batch's transaction: a failure while rendering leaves nothing written.
+      const text = await runOperations(context.graph, service, operations,
+        (resource, id, ifMatch) => preconditionOf(context, resource, id, ifMatch, { pointer: '/meta/ifMatch' }),
+        (results) => onlyRemovals ? undefined : documentJson(operationsDocument(results, RESULT_QUERY, context.baseUrl)))
+      if (text === undefined) return reply.code(204).send()
       const atomic = (request.headers['content-type'] ?? '').includes(ATOMIC_EXTENSION)
-      return sendDocument(reply, context.lifecycle, documentJson(operationsDocument(results, RESULT_QUERY, context.baseUrl)),
-        atomic ? `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"` : JSONAPI_MEDIA_TYPE)
+      return sendDocument(reply, context.lifecycle, text, atomic ? `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"` : JSONAPI_MEDIA_TYPE)
     },
   })
   registerMethodNotAllowed(fastify, settings.path, ['POST'], { action: 'method-not-allowed' }, context.docs)

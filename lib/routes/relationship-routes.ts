@@ -102,8 +102,9 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
     const service = await relationshipsOf(context, request)
     const query = readQuery(raw, target, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, target, 'create', undefined, implied)
-    const result = await service.createRelated(owner, idOf(request), relationship, input, query)
-    const { text, self } = singleDocumentText(result, query, location(context, request, raw))
+    const base = location(context, request, raw)
+    // Rendered inside the write's transaction: a failure while rendering leaves nothing written.
+    const { text, self } = await service.createRelated(owner, idOf(request), relationship, input, query, (result) => singleDocumentText(result, query, base))
     return sendDocument(reply.code(201).header('location', self), context.lifecycle, text)
   }
 }
@@ -113,8 +114,10 @@ function updateRelated (context: RouteContext, owner: ResolvedResource, relation
     const raw = rawQuery(request)
     const service = await relationshipsOf(context, request)
     const query = readQuery(raw, target, context.graph, context.limits, false)
-    const result = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query)
-    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), true).text)
+    const base = location(context, request, raw)
+    const { text } = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query,
+      (result) => singleDocumentText(result, query, base, true))
+    return sendDocument(reply, context.lifecycle, text)
   }
 }
 

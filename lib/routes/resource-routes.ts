@@ -183,8 +183,9 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
     const service = services instanceof ResourceService ? services : await services
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const input = readResourceDocument(request.body, resource, 'create')
-    const result = await service.create(resource, input, query)
-    const { text, self } = singleDocumentText(result, query, location(context, request, raw))
+    const base = location(context, request, raw)
+    // Rendered inside the write (its transaction, when it has one): a failure while rendering leaves nothing written.
+    const { text, self } = await service.create(resource, input, query, '/data', (result) => singleDocumentText(result, query, base))
     return sendDocument(reply.code(201).header('location', self), context.lifecycle, text)
   }
 }
@@ -198,8 +199,9 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
     const input = readResourceDocument(request.body, resource, 'update', id)
-    const result = await service.update(resource, id, input, query, '/data', precondition)
-    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw)).text)
+    const base = location(context, request, raw)
+    const { text } = await service.update(resource, id, input, query, '/data', precondition, (result) => singleDocumentText(result, query, base))
+    return sendDocument(reply, context.lifecycle, text)
   }
 }
 

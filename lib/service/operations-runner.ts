@@ -99,9 +99,12 @@ function locate (error: unknown, operation: Operation): unknown {
  */
 export type OperationPrecondition = (resource: ResolvedResource, id: string, ifMatch: string | undefined) => Precondition | undefined
 
-export function runOperations (
+export function runOperations<T = Array<ResultSet | null>> (
   graph: ResourceGraph, service: ResourceService, operations: readonly Operation[], conditions: OperationPrecondition = () => undefined,
-): Promise<Array<ResultSet | null>> {
+  finish: (results: Array<ResultSet | null>) => T = (results) => results as T,
+): Promise<T> {
+  // `finish` (the route renders the document there) runs inside the transaction: a failure while rendering rolls
+  // the whole batch back.
   return service.transaction(async (resources) => {
     const relationships = new RelationshipService(graph, resources)
     const lids = new LidTable()
@@ -113,7 +116,7 @@ export function runOperations (
         throw locate(error, operation)
       }
     }
-    return results
+    return finish(results)
   })
 }
 

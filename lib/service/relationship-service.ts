@@ -4,7 +4,7 @@ import type { LinkageInput, ResourceInput } from '../request/read-resource-docum
 import { linkedToNode, type FilterNode } from '../query/filter-nodes.js'
 import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import type { Precondition, ResourceService } from './resource-service.js'
+import { ANSWER_AS_IS, type Finish, type Precondition, type ResourceService } from './resource-service.js'
 import { writeLinks } from './relationship-writes.js'
 import { explainStorageError } from './explain-storage-error.js'
 import type { ResultSet } from './result-set.js'
@@ -88,7 +88,7 @@ export class RelationshipService {
    * a to-many, replacing the link of a to-one. A change of the owner's relationship: its write rules and `beforeLink`
    * apply (with the id of the resource just created), as the created type's `beforeCreate` does.
    */
-  createRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, input: ResourceInput, query: QueryTree): Promise<ResultSet> {
+  createRelated<T = ResultSet> (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, input: ResourceInput, query: QueryTree, finish: Finish<T> = ANSWER_AS_IS as Finish<T>): Promise<T> {
     const target = this.#graph.getResource(relationship.targetType)
     return this.#write(owner, async (resources, repository) => {
       await resources.assertVisible(owner, ownerId)
@@ -119,16 +119,16 @@ export class RelationshipService {
         await resources.beforeLinks(owner, ownerId, [link], relationship.toMany ? 'add' : 'replace')
         if (storage.kind === 'join') await repository.addLinks(resources.composer.target(owner, ownerId), relationship, resources.composer.links(target, [id]))
       }
-      return resources.read(target, id, query)
+      return resources.read(target, id, query).then(finish)
     })
   }
 
   /** `PATCH /<type>/<id>/<to-one>`: updates the related resource; `read` validates the body against its id. */
-  updateRelated (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, read: (relatedId: string) => ResourceInput, query: QueryTree): Promise<ResultSet> {
+  updateRelated<T = ResultSet> (owner: ResolvedResource, ownerId: string, relationship: ResolvedRelationship, read: (relatedId: string) => ResourceInput, query: QueryTree, finish: Finish<T> = ANSWER_AS_IS as Finish<T>): Promise<T> {
     const target = this.#graph.getResource(relationship.targetType)
     return this.#write(owner, async (resources, repository) => {
       const relatedId = await this.#relatedId(resources, repository, owner, ownerId, relationship)
-      return resources.update(target, relatedId, read(relatedId), query)
+      return resources.update(target, relatedId, read(relatedId), query, '/data', undefined, finish)
     })
   }
 

@@ -1,6 +1,6 @@
 import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import type { FilterNode } from '../query/filter-nodes.js'
-import { StorageError, type QueryLayer, type Repository, type RequiredRow } from '../repository/repository.js'
+import { StorageError, type IncludeLayer, type QueryLayer, type Repository, type RequiredRow } from '../repository/repository.js'
 import type { CountStrategy, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Row } from '../schema/declaration.js'
 import type { Kysely } from 'kysely'
@@ -41,6 +41,31 @@ function splitByStorage (inputs: readonly LinkageInput[]): readonly [readonly Li
 
 const NO_LINKS: readonly LinkageInput[] = Object.freeze([])
 const NO_GUARDS: readonly RequiredRow[] = Object.freeze([])
+
+/**
+ * What a write answers, made from its result set before the write is over: the routes render their document here,
+ * so that a failure while rendering (a derived attribute's `compute` that throws) rolls the write back with the
+ * rest of its transaction.
+ */
+export type Finish<T> = (result: ResultSet) => T
+
+/** The default {@link Finish}: the result set itself. */
+export const ANSWER_AS_IS: Finish<ResultSet> = (result) => result
+
+/** `finish` of a result that may still be loading, without a turn of the microtask queue when it is not. */
+function finished<T> (result: ResultSet | Promise<ResultSet>, finish: Finish<T>): T | Promise<T> {
+  return result instanceof Promise ? result.then(finish) : finish(result)
+}
+
+/**
+ * Whether answering a write needs more than the written row: statements that read included resources, or the
+ * application's code (a derived attribute's `compute`, for the primary type or an included one). Such a write runs
+ * in a transaction with its answer, so that a failure of either (the database lost while reading the includes, a
+ * `compute` that throws) leaves nothing written. A write answered from its own row alone stays one statement.
+ */
+function answersAfterMore (resource: ResolvedResource, query: QueryTree, include: readonly IncludeLayer[]): boolean {
+  return include.length > 0 || selectionOf(resource, query.fields.get(resource.type)).computes
+}
 
 /** The 404 of a resource that does not exist, or that the request may not see. */
 export function notFound (resource: ResolvedResource, id: string): JsonApiError {
@@ -338,9 +363,10 @@ export class ResourceService {
    * and foreign keys of its own row, no hooks) runs as that statement; one that also links rows elsewhere, or whose
    * type has write hooks, runs in a transaction.
    */
-  create (resource: ResolvedResource, sent: ResourceInput, query: QueryTree, base = '/data'): Promise<ResultSet> {
+  create<T = ResultSet> (resource: ResolvedResource, sent: ResourceInput, query: QueryTree, base = '/data', finish: Finish<T> = ANSWER_AS_IS as Finish<T>): Promise<T> {
     const context: WriteContext = { resource, action: 'create', base }
-    const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere)
+    const include = this.#composer.includes(resource, query.include, query)
+    const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || answersAfterMore(resource, query, include)
     return this.#write(context, several, async (service, repository) => {
       if (sent.id !== undefined && !isValidId(resource, sent.id)) {
         throw jsonApiError('FJA_VALIDATION', { detail: `'${sent.id}' is not a valid '${resource.type}' id`, source: { pointer: `${base}/id` } })
@@ -375,7 +401,7 @@ export class ResourceService {
       const id = String(row[resource.idColumn])
       if (elsewhere.length > 0) await writeLinks(repository, this.#graph, this.#composer, resource, id, elsewhere)
       if (resource.hooks.afterCreate !== undefined) await resource.hooks.afterCreate(storedResource(resource, id, row), service.#event(resource))
-      return loadIncluded(repository, resource, [{ resource, id, row }], this.#composer.includes(resource, query.include, query))
+      return finished(loadIncluded(repository, resource, [{ resource, id, row }], include), finish)
     })
   }
 
@@ -402,9 +428,10 @@ export class ResourceService {
   }
 
   /** Updates the attributes and relationships sent, and returns the resource as stored. */
-  update (resource: ResolvedResource, id: string, sent: ResourceInput, query: QueryTree, base = '/data', precondition?: Precondition): Promise<ResultSet> {
+  update<T = ResultSet> (resource: ResolvedResource, id: string, sent: ResourceInput, query: QueryTree, base = '/data', precondition?: Precondition, finish: Finish<T> = ANSWER_AS_IS as Finish<T>): Promise<T> {
     const context: WriteContext = { resource, action: 'update', base }
-    const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined
+    const include = this.#composer.includes(resource, query.include, query)
+    const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined || answersAfterMore(resource, query, include)
     return this.#write(context, several, async (service, repository) => {
       const seen = await service.#holds(resource, id, precondition)
       checkWritable(this.#graph, sent.relationships, 'update')
@@ -420,7 +447,7 @@ export class ResourceService {
       }
       const row = await service.#link(resource, id, input.relationships, values, service.#writeColumns(resource, query, resource.hooks.afterUpdate !== undefined))
       await resource.hooks.afterUpdate?.(storedResource(resource, id, row), service.#event(resource))
-      return loadIncluded(repository, resource, [{ resource, id: String(row[resource.idColumn]), row }], this.#composer.includes(resource, query.include, query))
+      return finished(loadIncluded(repository, resource, [{ resource, id: String(row[resource.idColumn]), row }], include), finish)
     })
   }
 

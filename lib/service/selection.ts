@@ -8,6 +8,8 @@ export interface Selection {
   readonly attributes: readonly string[]
   /** Relationships to render. */
   readonly relationships: readonly ResolvedRelationship[]
+  /** Whether rendering runs the application's code: a derived attribute's `compute`. */
+  readonly computes: boolean
 }
 
 const FULL = new WeakMap<ResolvedResource, Selection>()
@@ -42,5 +44,6 @@ function select (resource: ResolvedResource, fieldset: ReadonlySet<string> | und
     columns: [...columns],
     attributes: attributes.map((attribute) => attribute.name),
     relationships: [...resource.relationships.values()].filter((relationship) => fieldset === undefined || fieldset.has(relationship.name)),
+    computes: attributes.some((attribute) => attribute.derived !== undefined),
   }
 }
