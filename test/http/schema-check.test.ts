@@ -22,6 +22,9 @@ const suffix = randomBytes(4).toString('hex')
 const other = `fja_other_${suffix}`
 await sql`create schema ${sql.id(other)}`.execute(db)
 await sql`create table ${sql.id(other, 'widgets')} (id serial primary key, label text)`.execute(db)
+// Columns for attributes stored as JSON: text (wrong), jsonb, json, a domain over jsonb, an array of jsonb (wrong).
+await sql`create domain ${sql.id(other, 'document')} as jsonb`.execute(db)
+await sql`create table ${sql.id(other, 'docs')} (id serial primary key, body text, payload jsonb, meta json, tagged ${sql.id(other, 'document')}, many jsonb[])`.execute(db)
 await sql`create view user_names as select id, name from users`.execute(db)
 await sql`create materialized view group_names as select id, name from groups`.execute(db)
 t.teardown(async () => {
@@ -101,6 +104,7 @@ async function assertMissing (t: Test, resources: Loose[], missing: MissingDatab
   t.equal(error.name, 'DatabaseSchemaError')
   t.equal(error.code, 'FJA_SCHEMA_MISMATCH')
   t.same(error.missing, missing, 'everything missing, each with what needs it')
+  t.same(error.mistyped, [], 'no column of the wrong type')
   const count = `${missing.length} ${missing.length === 1 ? 'table or column' : 'tables or columns'}`
   t.equal(error.message, `fastify-jsonapi: the database lacks ${count} the declarations need (search path: ${searchPath}):${lines.map((line) => `\n  - ${line}`).join('')}`)
 }
@@ -169,6 +173,51 @@ t.test('cannot become ready with a missing id, derived, foreign key or inverse k
     "no column 'team_id' in 'users' (resource 'person', field 'team')",
     "no table or view 'parent_kids' (resource 'parent', field 'kids')",
   ])
+})
+
+t.test('an attribute stored as JSON needs a jsonb or json column (a domain over one counts); any other is one error with the missing', async (t) => {
+  const doc = (attributes: Loose): Loose => ({ type: 'doc', table: `${other}.docs`, attributes })
+  const fine = await ready([doc({
+    payload: { schema: Type.Unknown(), storage: 'json' },
+    meta: { schema: Type.Record(Type.String(), Type.Unknown()) },
+    tagged: { schema: Type.Array(Type.String()), storage: 'json' },
+    body: { schema: Type.Union([Type.String(), Type.Null()]) },
+  })])
+  await fine.close()
+
+  let thrown: unknown
+  const app = Fastify()
+  try {
+    await app.register(jsonApi, {
+      db,
+      checkDatabaseSchema: true,
+      resources: [doc({
+        body: { schema: Type.Unknown(), storage: 'json' },
+        extra: { schema: Type.Object({ a: Type.String() }), column: 'body' },
+        many: { schema: Type.Unknown(), storage: 'json' },
+        payload: { schema: Type.Unknown(), storage: 'json' },
+        gone: { schema: Type.Unknown(), storage: 'json' },
+      })] as AnyResourceDeclaration[],
+    })
+    await app.ready()
+  } catch (error) {
+    thrown = error
+  } finally {
+    await app.close()
+  }
+  if (!t.ok(thrown instanceof DatabaseSchemaError, 'a DatabaseSchemaError from ready()')) return
+  const error = thrown as DatabaseSchemaError
+  t.equal(error.code, 'FJA_SCHEMA_MISMATCH')
+  t.same(error.missing, [{ table: `${other}.docs`, column: 'gone', neededBy: [{ resource: 'doc', field: 'gone' }] }])
+  t.same(error.mistyped, [
+    { table: `${other}.docs`, column: 'body', type: 'text', expected: ['jsonb', 'json'], neededBy: [{ resource: 'doc', field: 'body' }, { resource: 'doc', field: 'extra' }] },
+    { table: `${other}.docs`, column: 'many', type: 'jsonb[]', expected: ['jsonb', 'json'], neededBy: [{ resource: 'doc', field: 'many' }] },
+  ])
+  t.equal(error.message, 'fastify-jsonapi: the database lacks 1 table or column the declarations need and has 2 columns of a type the declarations ' +
+    `cannot use (search path: ${searchPath}):` +
+    `\n  - no column 'gone' in '${other}.docs' (resource 'doc', field 'gone')` +
+    `\n  - column 'body' of '${other}.docs' is text, not jsonb or json (resource 'doc', field 'body'; resource 'doc', field 'extra')` +
+    `\n  - column 'many' of '${other}.docs' is jsonb[], not jsonb or json (resource 'doc', field 'many')`)
 })
 
 t.test('cannot become ready when a table is only off the search_path, or in a schema that does not exist', async (t) => {
