@@ -219,7 +219,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   // Every answer, an error's too, is sent by `sendDocument`: the JSON:API media type without the charset Fastify
   // would append, the ETag of a read and its 304, and `Connection: close` while closing. No `onSend` hook: running
   // one per request cost more than the rest of sending.
-  fastify.setErrorHandler(jsonApiErrorHandler(database.retryAfter, (reply, text) => sendDocument(reply, lifecycle, text)))
+  fastify.setErrorHandler(jsonApiErrorHandler(database.retryAfter, (reply, text, type) => sendDocument(reply, lifecycle, text, type)))
   // A graceful close: Fastify stops accepting connections and answers new requests 503; a request in flight finishes,
   // and its response closes its keep-alive connection, so that the close does not wait for the client to hang up.
   fastify.addHook('preClose', function jsonApiClosing (done) {

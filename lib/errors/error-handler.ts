@@ -5,9 +5,16 @@ import { StorageError } from '../repository/repository.js'
 import { databaseFault, faultError } from './database-faults.js'
 import { documentJson } from '../document/json-text.js'
 import { JSONAPI_OBJECT } from '../document/write-document.js'
+import { CURSOR_PAGINATION_PROFILE } from '../query/cursors.js'
 
 /** The JSON:API media type. */
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json'
+
+/** The JSON:API media type naming the cursor pagination profile: a cursor page's, and its errors'. */
+export const CURSOR_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; profile="${CURSOR_PAGINATION_PROFILE}"`
+
+/** What the `links.type` of the profile's errors begins with. */
+const PROFILE_ERRORS = `${CURSOR_PAGINATION_PROFILE}/`
 
 const FASTIFY_CODES: Readonly<Record<string, { code: ErrorCode; detail: string; pointer?: string }>> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'FJA_MALFORMED_JSON', detail: 'the request body is not valid JSON', pointer: '' },
@@ -46,7 +53,7 @@ export function toJsonApiError (error: unknown, retryAfter = 1): JsonApiError {
  * are logged through `request.log.error`; database faults become a 503 with `Retry-After: retryAfter` (seconds) and
  * are logged through `request.log.warn`.
  */
-export function jsonApiErrorHandler (retryAfter: number, send: (reply: FastifyReply, text: string) => FastifyReply): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+export function jsonApiErrorHandler (retryAfter: number, send: (reply: FastifyReply, text: string, type: string) => FastifyReply): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
   return function jsonApiErrors (error, request, reply) {
     const rendered = toJsonApiError(error, retryAfter)
     if (rendered.statusCode === 503 && !(error instanceof JsonApiError)) {
@@ -54,6 +61,9 @@ export function jsonApiErrorHandler (retryAfter: number, send: (reply: FastifyRe
     } else if (rendered.statusCode >= 500) {
       request.log.error({ err: error }, 'fastify-jsonapi: request failed')
     }
-    return send(reply.code(rendered.statusCode).headers(rendered.headers), documentJson({ errors: rendered.errors, jsonapi: JSONAPI_OBJECT }))
+    // An error of the cursor pagination profile (its `links.type`) is an answer that used the profile: its media type
+    // names it, as a cursor page's does.
+    const type = rendered.errors.some((item) => item.links?.type?.startsWith(PROFILE_ERRORS) === true) ? CURSOR_MEDIA_TYPE : JSONAPI_MEDIA_TYPE
+    return send(reply.code(rendered.statusCode).headers(rendered.headers), documentJson({ errors: rendered.errors, jsonapi: JSONAPI_OBJECT }), type)
   }
 }

@@ -2,16 +2,14 @@ import type { FastifyInstance, FastifySchema, FastifySchemaCompiler, RouteOption
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { QueryLimits } from '../request/read-query.js'
 import type { JsonApiAction } from '../routes/route-config.js'
-import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { CURSOR_MEDIA_TYPE, JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { ATOMIC_EXTENSION } from '../document/operations-document.js'
 import { documentJson } from '../document/json-text.js'
 import { BUILTIN_OPERATORS } from '../query/builtin-operators.js'
-import { CURSOR_PAGINATION_PROFILE } from '../query/cursors.js'
 import { OpenApiComponents, type JsonSchema } from './components.js'
 
 const ATOMIC_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; ext="${ATOMIC_EXTENSION}"`
 /** The media type of a cursor page (the cursor pagination profile applied). */
-const CURSOR_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; profile="${CURSOR_PAGINATION_PROFILE}"`
 
 /** What every route of a registration is described with. */
 export interface RouteDocsSettings {
@@ -148,14 +146,18 @@ export class RouteDocs {
   }
 
   /** Error responses; a route that can fail (500) can meet a fault of the database too (503 with `Retry-After`). */
-  #errors (statuses: readonly number[]): Record<string, JsonSchema> {
+  #errors (statuses: readonly number[], paged = false): Record<string, JsonSchema> {
     const all = new Set([...statuses, ...(statuses.includes(500) ? [503] : []), ...this.#settings.errors])
     const responses: Record<string, JsonSchema> = {}
     for (const status of [...all].sort()) {
       responses[status] = {
         description: REASONS[status] ?? 'Refused by the application.',
         ...(status === 503 ? { headers: { 'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before retrying.' } } } : {}),
-        content: { [JSONAPI_MEDIA_TYPE]: { schema: this.components.ref('jsonapi.errors') } },
+        content: {
+          [JSONAPI_MEDIA_TYPE]: { schema: this.components.ref('jsonapi.errors') },
+          // A page's 400 may be an error of the cursor pagination profile, sent under the media type that names it.
+          ...(paged && status === 400 ? { [CURSOR_MEDIA_TYPE]: { schema: this.components.ref('jsonapi.errors') } } : {}),
+        },
       }
     }
     return responses
@@ -198,7 +200,7 @@ export class RouteDocs {
           summary: `List ${type} resources`,
           tags: [type],
           querystring: this.#query(resource, true),
-          response: { ...this.#page(`A page of \`${type}\` resources.`, of('collection')), ...this.#errors([400, 406, 415, 500]) },
+          response: { ...this.#page(`A page of \`${type}\` resources.`, of('collection')), ...this.#errors([400, 406, 415, 500], true) },
         }
       case 'create':
         return {
@@ -244,7 +246,7 @@ export class RouteDocs {
             ...(rel.toMany
               ? this.#page(`The \`${target.type}\` resources of \`${name}\`.`, of('collection'))
               : this.#success(200, `The \`${target.type}\` of \`${name}\`, or \`null\`.`, of('nullable-document'))),
-            ...this.#errors(reads),
+            ...this.#errors(reads, rel.toMany),
           },
         }
       }
@@ -288,7 +290,7 @@ export class RouteDocs {
             ...(rel.toMany
               ? this.#page(`The linkage of \`${name}\`.`, of('to-many-linkage-document'))
               : this.#success(200, `The linkage of \`${name}\`.`, of('to-one-linkage-document'))),
-            ...this.#errors(reads),
+            ...this.#errors(reads, rel.toMany),
           },
         }
       }

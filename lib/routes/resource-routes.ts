@@ -12,7 +12,7 @@ import type { QueryTree } from '../query/query-tree.js'
 import { rawQuery, type RawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { collectionDocument, metaDocument, singleDocumentText, type RequestLocation } from '../document/write-document.js'
-import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { CURSOR_MEDIA_TYPE, JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { JsonApiAction, JsonApiRouteConfig } from './route-config.js'
 import type { RouteDocs } from '../openapi/route-schemas.js'
@@ -42,9 +42,6 @@ export interface RouteContext {
   /** Whether the registration is closing (see `sendDocument`). */
   readonly lifecycle: Lifecycle
 }
-
-/** The media type of a response that applied the cursor pagination profile. */
-export const CURSOR_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; profile="${CURSOR_PAGINATION_PROFILE}"`
 
 /** How a collection route reads cursors: bound to `collection` (`user`, or `user/1/computers`). */
 export function cursorReading (context: RouteContext, request: FastifyRequest, collection: string): CursorReading {

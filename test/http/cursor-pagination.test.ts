@@ -411,6 +411,23 @@ t.test('the errors of the profile', async (t) => {
   t.equal((await groups('/groups?sort=-name', ACCEPT)).status, 200, 'a stored attribute of the same type pages')
 })
 
+t.test('an error of the profile names the profile in its Content-Type, as a cursor page does; other errors do not', async (t) => {
+  const first = (await get('/computers?page[size]=2', ACCEPT)).body
+  const cursor = cursorOf(first, first.data[0].id)
+  const typeOf = async (url: string, headers: Headers = {}): Promise<unknown> => {
+    const response = await get(url, headers)
+    t.equal(response.status, 400, url)
+    return response.headers['content-type']
+  }
+  t.equal(await typeOf('/computers?page[size]=1001', ACCEPT), PROFILED, 'max-size-exceeded')
+  t.equal(await typeOf('/computers?page[after]=abc'), PROFILED, 'an invalid cursor, without the profile in Accept')
+  t.equal(await typeOf(`/computers?page[number]=2&page[after]=${cursor}`), PROFILED, 'a page number with a cursor')
+  t.equal(await typeOf('/users/1/computers?page[before]=abc'), PROFILED, 'on a related collection')
+  t.equal(await typeOf('/users/1/relationships/computers?page[after]=abc'), PROFILED, 'on to-many linkage')
+  t.equal(await typeOf('/computers?page[size]=1001'), 'application/vnd.api+json', 'a page by number over the maximum: not the profile\'s error')
+  t.equal(await typeOf('/computers?sort=nope', ACCEPT), 'application/vnd.api+json', 'an error of the query, not of the profile')
+})
+
 t.test('cursors are tamper-evident and bound to their collection, sort and filter', async (t) => {
   const page = (await get('/computers?sort=serial&filter[name]=x&page[size]=2', ACCEPT)).body
   const cursor = cursorOf(page, page.data[1].id)
