@@ -27,6 +27,26 @@ export interface ResourceInput {
 
 const DATA_MEMBERS = new Set(['type', 'id', 'lid', 'attributes', 'relationships', 'links', 'meta'])
 
+/**
+ * The deepest nesting of arrays and objects in the value of an attribute (`{"a": [1]}` is 2). Writing a value (as
+ * JSON text, or as the driver's array literal) and rendering it recurse once per level: far deeper values, which a
+ * body within Fastify's size limit can hold, would exhaust the stack. Deeper is a 422 at the attribute.
+ */
+export const MAX_VALUE_DEPTH = 64
+
+/** Whether arrays and objects nest in `value` more than `limit` levels deep (without recursion: the value may be deep). */
+function nestsDeeperThan (value: object, limit: number): boolean {
+  const pending: Array<readonly [object, number]> = [[value, 1]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next
+    if (depth > limit) return true
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
 function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
@@ -121,6 +141,13 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
     if (attribute !== undefined && !secret && !inSchema && (attribute.readOnly || (mode === 'update' && attribute.createOnly))) {
       problems.push(errorInit('FJA_READ_ONLY_FIELD', {
         detail: attribute.readOnly ? `'${name}' is set by the server and cannot be written` : `'${name}' can only be set when the resource is created`,
+        source: { pointer: `${base}/attributes/${escapePointerToken(name)}` },
+      }))
+      continue
+    }
+    if (typeof value === 'object' && value !== null && nestsDeeperThan(value, MAX_VALUE_DEPTH)) {
+      problems.push(errorInit('FJA_VALIDATION', {
+        detail: `'${name}' nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep`,
         source: { pointer: `${base}/attributes/${escapePointerToken(name)}` },
       }))
       continue

@@ -6,6 +6,7 @@ import { jsonApi, defineResource } from '../../lib/index.js'
 import { openTestDatabase } from '../helpers/database.js'
 import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
+import { assertError } from '../helpers/assert-errors.js'
 
 // Attributes stored as JSON (`storage: 'json'`) in `jsonb` and `json` columns: every JSON value comes back as it was
 // sent. A JSON string is a string, whatever it looks like: `"123"` is not the number 123, `"hello"` is not an error.
@@ -129,4 +130,39 @@ t.test('cannot store what is not JSON: the value of an object attribute must be 
   t.equal(refused.body.errors[0].source.pointer, '/data/attributes/meta')
   const after = (await sql<{ count: string }>`select count(*) as count from documents`.execute(db)).rows[0].count
   t.equal(after, before, 'nothing written')
+})
+
+t.test('a value nests at most 64 levels of arrays and objects; deeper is a 422 at the attribute, never a 500', async (t) => {
+  const nested = (levels: number): unknown => {
+    let value: unknown = 'core'
+    for (let level = 1; level <= levels; level++) value = level % 2 === 0 ? { k: value } : [value]
+    return value
+  }
+  const count = async (): Promise<string> => (await sql<{ count: string }>`select count(*) as count from documents`.execute(db)).rows[0].count
+  const before = await count()
+
+  const deepest = await send('POST', '/documents', { body: { data: { type: 'document', attributes: { title: 'deepest', doc: nested(64), raw: nested(64) } } } })
+  t.equal(deepest.status, 201, '64 levels are written')
+  t.same(deepest.body.data.attributes.doc, nested(64), 'and read back as sent')
+  const read = await send('GET', `/documents/${deepest.body.data.id as string}`)
+  t.same(read.body.data.attributes.raw, nested(64))
+
+  for (const levels of [65, 5000, 100000]) {
+    // Written by hand: JSON.stringify itself cannot write the deepest of these.
+    const raw = `{"data":{"type":"document","attributes":{"title":"deep","doc":${'['.repeat(levels)}${']'.repeat(levels)}}}}`
+    const refused = await send('POST', '/documents', { body: raw })
+    assertError(t, refused, { status: 422, code: 'FJA_VALIDATION', pointer: '/data/attributes/doc', detail: /more than 64 levels deep/ })
+  }
+  const made = deepest.body.data.id as string
+  const update = await send('PATCH', `/documents/${made}`, { body: { data: { type: 'document', id: made, attributes: { meta: { a: nested(64) } } } } })
+  assertError(t, update, { status: 422, code: 'FJA_VALIDATION', pointer: '/data/attributes/meta', detail: /more than 64 levels deep/ })
+  const operations = await send('POST', '/operations', {
+    headers: { 'content-type': 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"', accept: 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"' },
+    body: `{"atomic:operations":[{"op":"add","data":{"type":"document","attributes":{"title":"op","raw":{"a":${'['.repeat(20000)}${']'.repeat(20000)}}}}}]}`,
+  })
+  assertError(t, operations, {
+    status: 422, code: 'FJA_VALIDATION', pointer: '/atomic:operations/0/data/attributes/raw', detail: /more than 64 levels deep/, meta: { operation: 0, op: 'add', data: { type: 'document' } },
+  })
+  t.equal(await count(), String(Number(before) + 1), 'only the 64-level document was written')
+  t.same((await sql<{ meta: unknown }>`select meta from documents where id = ${Number(made)}`.execute(db)).rows[0].meta, {}, 'the update wrote nothing')
 })
