@@ -39,6 +39,50 @@ function nulMembers (value: unknown): string[] | undefined {
   return undefined
 }
 
+/** A lone UTF-16 surrogate: a JSON string can hold one (`"\ud800"`); UTF-8 text cannot, and the driver writes U+FFFD. */
+const LONE_SURROGATE = /\p{Cs}/u
+
+const NUL = 'contains a NUL character, which cannot be stored'
+const SURROGATE = 'contains a lone UTF-16 surrogate, which is not Unicode text and cannot be stored as sent'
+const INFINITE = 'is a number beyond the range of a double (JSON.parse reads it as Infinity)'
+
+/** What makes a string unstorable as sent (in a value or as a member name), or undefined. */
+function stringProblem (text: string): string | undefined {
+  if (text.includes('\u0000')) return NUL
+  return LONE_SURROGATE.test(text) ? SURROGATE : undefined
+}
+
+/**
+ * The first place where a value holds what would not be stored as sent, and why, if anywhere: a NUL character
+ * (PostgreSQL text cannot store one), a lone surrogate (UTF-8 cannot encode one), a number JSON read as ±Infinity
+ * (`1e400`; JSON text would write it as null) — in a string, a member name or a number, at any depth. The reader of
+ * a body has bounded the depth (`MAX_VALUE_DEPTH`).
+ */
+export function findUnstorable (value: unknown): { readonly path: string, readonly message: string } | undefined {
+  const found = unstorableMembers(value)
+  if (found === undefined) return undefined
+  return { path: found.names.map((name) => `/${escapePointerToken(name)}`).join(''), message: found.message }
+}
+
+function unstorableMembers (value: unknown): { names: string[], message: string } | undefined {
+  if (typeof value === 'string') {
+    const message = stringProblem(value)
+    return message === undefined ? undefined : { names: [], message }
+  }
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { names: [], message: INFINITE }
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const name of Object.keys(value)) {
+    const message = stringProblem(name)
+    if (message !== undefined) return { names: [name], message: message === NUL ? NUL : `has a member name that ${SURROGATE}` }
+    const inner = unstorableMembers((value as Record<string, unknown>)[name])
+    if (inner !== undefined) {
+      inner.names.unshift(name)
+      return inner
+    }
+  }
+  return undefined
+}
+
 /** A compiled check of one input schema (the attributes of a create or an update). */
 export interface CompiledInput {
   /** Every problem of the value, at most one per path, in schema order. */
@@ -109,9 +153,9 @@ export function compileInput (schema: TObject): CompiledInput {
   return {
     check (value) {
       if (compiled.Check(value)) {
-        const nul = findNulCharacter(value)
-        if (nul === undefined) return []
-        return [{ kind: 'invalid', field: decodePointerToken(nul.split('/')[1] ?? ''), path: nul, message: 'contains a NUL character, which cannot be stored' }]
+        const found = findUnstorable(value)
+        if (found === undefined) return []
+        return [{ kind: 'invalid', field: decodePointerToken(found.path.split('/')[1] ?? ''), path: found.path, message: found.message }]
       }
       const problems: InputProblem[] = []
       const seen = new Set<string>()

@@ -166,3 +166,31 @@ t.test('a value nests at most 64 levels of arrays and objects; deeper is a 422 a
   t.equal(await count(), String(Number(before) + 1), 'only the 64-level document was written')
   t.same((await sql<{ meta: unknown }>`select meta from documents where id = ${Number(made)}`.execute(db)).rows[0].meta, {}, 'the update wrote nothing')
 })
+
+t.test('cannot store a value that would not come back as sent: a number beyond a double, a lone surrogate', async (t) => {
+  const count = async (): Promise<string> => (await sql<{ count: string }>`select count(*) as count from documents`.execute(db)).rows[0].count
+  const before = await count()
+  // Written by hand: these are JSON texts that JSON.stringify cannot produce.
+  const cases: Array<[string, string, string, RegExp]> = [
+    ['a number beyond a double', '"doc":1e400', '/data/attributes/doc', /'doc' is a number beyond the range of a double/],
+    ['a negative one, nested', '"raw":{"a":[1,-1e400]}', '/data/attributes/raw/a/1', /beyond the range of a double/],
+    ['a lone high surrogate', '"doc":"a\\ud800"', '/data/attributes/doc', /lone UTF-16 surrogate/],
+    ['a lone low surrogate in a nested string', '"meta":{"k":["\\udc00"]}', '/data/attributes/meta/k/0', /lone UTF-16 surrogate/],
+    ['a lone surrogate in a member name', '"doc":{"x":{"\\ud83d":1}}', '/data/attributes/doc/x/\ud83d', /member name that contains a lone UTF-16 surrogate/],
+    ['a lone surrogate in a text column', '"doc":1', '/data/attributes/title', /'title' contains a lone UTF-16 surrogate/],
+  ]
+  for (const [label, member, pointer, detail] of cases) {
+    const title = pointer.endsWith('title') ? '"x\\udfffy"' : '"t"'
+    const refused = await send('POST', '/documents', { body: `{"data":{"type":"document","attributes":{"title":${title},${member}}}}` })
+    t.equal(refused.status, 422, label)
+    assertError(t, refused, { status: 422, code: 'FJA_VALIDATION', pointer, detail })
+  }
+  t.equal(await count(), before, 'nothing written')
+
+  // A surrogate pair is one character, and any double is a JSON number: both come back as sent.
+  const made = await send('POST', '/documents', { body: '{"data":{"type":"document","attributes":{"title":"\\ud83d\\ude00","doc":{"\\ud83d\\ude00":[1.7976931348623157e308,-5e-324]}}}}' })
+  t.equal(made.status, 201)
+  t.same(made.body.data.attributes, { title: '😀', doc: { '😀': [Number.MAX_VALUE, -Number.MIN_VALUE] }, raw: null, meta: {} })
+  const read = await send('GET', `/documents/${made.body.data.id as string}`)
+  t.same(read.body.data.attributes.doc, { '😀': [Number.MAX_VALUE, -Number.MIN_VALUE] })
+})
