@@ -131,6 +131,8 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
   const pointer = data.attributes === undefined ? base : `${base}/attributes`
   const schema = mode === 'create' ? resource.inputs.createSchema : resource.inputs.updateSchema
   const accepted: Record<string, unknown> = {}
+  /** Attributes sent with a value refused here: the schema must not call them missing too. */
+  let refused: Set<string> | undefined
   for (const name of Object.keys(raw)) {
     const value = raw[name]
     const attribute = resource.attributes.get(name)
@@ -145,17 +147,26 @@ function readAttributes (data: Record<string, unknown>, resource: ResolvedResour
       }))
       continue
     }
-    if (typeof value === 'object' && value !== null && nestsDeeperThan(value, MAX_VALUE_DEPTH)) {
+    const refusal = typeof value === 'object' && value !== null
+      ? nestsDeeperThan(value, MAX_VALUE_DEPTH) ? `nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep` : undefined
+      // An integer JSON could not read exactly (beyond 2^53) would be stored as another number.
+      : attribute?.format === 'integer' && typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)
+        ? "is beyond Number.MAX_SAFE_INTEGER and cannot be read exactly: an integer this large is declared Type.String({ format: 'int64' })"
+        : undefined
+    if (refusal !== undefined) {
       problems.push(errorInit('FJA_VALIDATION', {
-        detail: `'${name}' nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep`,
+        detail: `'${name}' ${refusal}`,
         source: { pointer: `${base}/attributes/${escapePointerToken(name)}` },
       }))
+      refused ??= new Set()
+      refused.add(name)
       continue
     }
     accepted[name] = value
   }
   const check = mode === 'create' ? resource.inputs.create : resource.inputs.update
   for (const problem of check.check(accepted)) {
+    if (problem.kind === 'missing' && refused?.has(problem.field) === true) continue
     if (problem.kind === 'missing') {
       problems.push(errorInit('FJA_MISSING_FIELD', {
         detail: `the attribute '${problem.field}' is required`,

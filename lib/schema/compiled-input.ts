@@ -17,28 +17,6 @@ export function escapePointerToken (name: string): string {
   return name.includes('~') || name.includes('/') ? name.replace(/~/g, '~0').replace(/\//g, '~1') : name
 }
 
-/** The JSON pointer of the first string holding a NUL character (PostgreSQL text cannot store one), if any. */
-export function findNulCharacter (value: unknown): string | undefined {
-  // The pointer is written only when there is one (mostly there is none).
-  const names = nulMembers(value)
-  return names?.map((name) => `/${escapePointerToken(name)}`).join('')
-}
-
-/** The member names down to the first NUL character (in a string, or in a member name), if any. */
-function nulMembers (value: unknown): string[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? [] : undefined
-  if (typeof value !== 'object' || value === null) return undefined
-  for (const name of Object.keys(value)) {
-    if (name.includes('\u0000')) return [name]
-    const inner = nulMembers((value as Record<string, unknown>)[name])
-    if (inner !== undefined) {
-      inner.unshift(name)
-      return inner
-    }
-  }
-  return undefined
-}
-
 /** A lone UTF-16 surrogate: a JSON string can hold one (`"\ud800"`); UTF-8 text cannot, and the driver writes U+FFFD. */
 const LONE_SURROGATE = /\p{Cs}/u
 
@@ -46,10 +24,47 @@ const NUL = 'contains a NUL character, which cannot be stored'
 const SURROGATE = 'contains a lone UTF-16 surrogate, which is not Unicode text and cannot be stored as sent'
 const INFINITE = 'is a number beyond the range of a double (JSON.parse reads it as Infinity)'
 
-/** What makes a string unstorable as sent (in a value or as a member name), or undefined. */
-function stringProblem (text: string): string | undefined {
-  if (text.includes('\u0000')) return NUL
-  return LONE_SURROGATE.test(text) ? SURROGATE : undefined
+/** What is wrong with a scalar or a member name (`name` true), or undefined. */
+type Problem = (value: unknown, name: boolean) => string | undefined
+
+const nulProblem: Problem = (value) => typeof value === 'string' && value.includes('\u0000') ? NUL : undefined
+
+const unstorableProblem: Problem = (value, name) => {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : INFINITE
+  if (typeof value !== 'string') return undefined
+  if (value.includes('\u0000')) return NUL
+  if (!LONE_SURROGATE.test(value)) return undefined
+  return name ? `has a member name that ${SURROGATE}` : SURROGATE
+}
+
+/** The first place in `value` (its pointer) where `problem` finds something, at any depth, member names included. */
+function firstProblem (value: unknown, problem: Problem): { readonly path: string, readonly message: string } | undefined {
+  // The pointer is written only when there is a problem (mostly there is none).
+  const found = problemMembers(value, problem)
+  if (found === undefined) return undefined
+  return { path: found.names.map((name) => `/${escapePointerToken(name)}`).join(''), message: found.message }
+}
+
+function problemMembers (value: unknown, problem: Problem): { names: string[], message: string } | undefined {
+  if (typeof value !== 'object' || value === null) {
+    const message = problem(value, false)
+    return message === undefined ? undefined : { names: [], message }
+  }
+  for (const name of Object.keys(value)) {
+    const message = problem(name, true)
+    if (message !== undefined) return { names: [name], message }
+    const inner = problemMembers((value as Record<string, unknown>)[name], problem)
+    if (inner !== undefined) {
+      inner.names.unshift(name)
+      return inner
+    }
+  }
+  return undefined
+}
+
+/** The JSON pointer of the first string holding a NUL character (PostgreSQL text cannot store one), if any. */
+export function findNulCharacter (value: unknown): string | undefined {
+  return firstProblem(value, nulProblem)?.path
 }
 
 /**
@@ -59,28 +74,7 @@ function stringProblem (text: string): string | undefined {
  * a body has bounded the depth (`MAX_VALUE_DEPTH`).
  */
 export function findUnstorable (value: unknown): { readonly path: string, readonly message: string } | undefined {
-  const found = unstorableMembers(value)
-  if (found === undefined) return undefined
-  return { path: found.names.map((name) => `/${escapePointerToken(name)}`).join(''), message: found.message }
-}
-
-function unstorableMembers (value: unknown): { names: string[], message: string } | undefined {
-  if (typeof value === 'string') {
-    const message = stringProblem(value)
-    return message === undefined ? undefined : { names: [], message }
-  }
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { names: [], message: INFINITE }
-  if (typeof value !== 'object' || value === null) return undefined
-  for (const name of Object.keys(value)) {
-    const message = stringProblem(name)
-    if (message !== undefined) return { names: [name], message: message === NUL ? NUL : `has a member name that ${SURROGATE}` }
-    const inner = unstorableMembers((value as Record<string, unknown>)[name])
-    if (inner !== undefined) {
-      inner.names.unshift(name)
-      return inner
-    }
-  }
-  return undefined
+  return firstProblem(value, unstorableProblem)
 }
 
 /** A compiled check of one input schema (the attributes of a create or an update). */

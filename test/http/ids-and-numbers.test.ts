@@ -347,6 +347,25 @@ t.test('an integer attribute over a bigint beyond 2^53 fails loudly instead of r
   t.match(logLines.map((line) => line.err?.message).join('\n'), /9007199254740993 of the integer attribute 'big' is beyond Number\.MAX_SAFE_INTEGER.*format: 'int64'/)
 })
 
+t.test('cannot write an integer attribute beyond 2^53: a 422, not a row that can no longer be read', async (t) => {
+  await sql`truncate accounts restart identity cascade`.execute(db)
+  // 9007199254740993 reads as 9007199254740992 (2^53), which is not a safe integer either: it would be stored, then
+  // fail every read of the row.
+  for (const big of ['9007199254740993', '9007199254740992', '-9007199254740993', '1e300']) {
+    const refused = await send('POST', '/lossy', { body: `{"data":{"type":"lossy","attributes":{"big":${big}}}}` })
+    assertErrors(t, refused, [{ status: 422, code: 'FJA_VALIDATION', pointer: '/data/attributes/big', detail: /beyond Number\.MAX_SAFE_INTEGER.*int64/ }])
+  }
+  const { rows } = await sql<{ n: string }>`select count(*) as n from accounts`.execute(db)
+  t.equal(rows[0].n, '0', 'nothing written')
+  // The largest safe integer passes the reader; the row then fails on the table's own rule (`name` is NOT NULL and
+  // `lossy` does not declare it): a 422 from the database, not from the reader.
+  const safe = await send('POST', '/lossy', { body: { data: { type: 'lossy', attributes: { big: 9007199254740991 } } } })
+  t.equal(safe.status, 422)
+  t.notMatch(JSON.stringify(safe.body.errors), /MAX_SAFE_INTEGER/)
+  const updated = await send('PATCH', '/lossy/1', { body: '{"data":{"type":"lossy","id":"1","attributes":{"big":9007199254740993}}}' })
+  assertErrors(t, updated, [{ status: 422, code: 'FJA_VALIDATION', pointer: '/data/attributes/big', detail: /beyond Number\.MAX_SAFE_INTEGER/ }])
+})
+
 t.test('the OpenAPI document describes each id kind', async (t) => {
   const schemas = (app as any).swagger().components.schemas
   t.same(schemas['account.id'], { type: 'string', pattern: '^(0|[1-9][0-9]{0,18})$', description: 'A 64-bit integer (at most 9223372036854775807), as a string.' })

@@ -153,6 +153,9 @@ t.test('a value nests at most 64 levels of arrays and objects; deeper is a 422 a
     const refused = await send('POST', '/documents', { body: raw })
     assertError(t, refused, { status: 422, code: 'FJA_VALIDATION', pointer: '/data/attributes/doc', detail: /more than 64 levels deep/ })
   }
+  // A required attribute refused for its depth is not reported missing as well: one error, at the attribute.
+  const title = await send('POST', '/documents', { body: { data: { type: 'document', attributes: { title: nested(65) } } } })
+  assertError(t, title, { status: 422, code: 'FJA_VALIDATION', pointer: '/data/attributes/title', detail: /more than 64 levels deep/ })
   const made = deepest.body.data.id as string
   const update = await send('PATCH', `/documents/${made}`, { body: { data: { type: 'document', id: made, attributes: { meta: { a: nested(64) } } } } })
   assertError(t, update, { status: 422, code: 'FJA_VALIDATION', pointer: '/data/attributes/meta', detail: /more than 64 levels deep/ })
