@@ -302,13 +302,13 @@ async function schemaOf (): Promise<string> {
   return (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema
 }
 
-async function pgPool (t: Test, options: { statementTimeout?: number; user?: string; max?: number; name?: string }): Promise<Kysely<any>> {
+async function pgPool (t: Test, options: { statementTimeout?: number; user?: string; max?: number; name?: string; connectionTimeout?: number }): Promise<Kysely<any>> {
   const target = new URL(url as string)
   if (options.user !== undefined) target.username = options.user
   const opened = await createPostgresDatabase({
     connectionString: target.toString(),
     statementTimeout: options.statementTimeout,
-    connectionTimeout: 3000,
+    connectionTimeout: options.connectionTimeout ?? 3000,
     pool: { options: `-c search_path=${await schemaOf()}`, max: options.max ?? 4, application_name: options.name ?? 'fja-fault-test' },
     onConnectionError: () => {},
   })
@@ -321,6 +321,23 @@ t.test('a statement that runs past the statement timeout: 503, nothing written',
   fault(t, await send(timed, 'POST', '/items', newItem('slow-1')), 'FJA_DATABASE_TIMEOUT')
   t.same(await names('f_items'), [], 'the transaction rolled back')
   t.equal((await send(timed, 'POST', '/items', newItem('quick'))).status, 201, 'the next request is served')
+})
+
+t.test('every connection of the pool busy for longer than the connection timeout: 503, then served again', { skip: !onPostgres && 'needs PostgreSQL (DATABASE_URL)' }, async (t) => {
+  const small = await pgPool(t, { max: 1, connectionTimeout: 300 })
+  const busy = await faultApp(t, { db: small })
+  t.equal((await send(busy, 'GET', '/owners')).status, 200, 'served while the connection is free')
+  let free!: () => void
+  const held = small.connection().execute(async () => { await new Promise<void>((resolve) => { free = resolve }) })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  fault(t, await send(busy, 'GET', '/owners'), 'FJA_DATABASE_UNAVAILABLE')
+  fault(t, await send(busy, 'POST', '/owners', { data: { type: 'owner', attributes: { name: 'x' } } }), 'FJA_DATABASE_UNAVAILABLE')
+  fault(t, await send(busy, 'POST', '/items', newItem('waited')), 'FJA_DATABASE_UNAVAILABLE')
+  free()
+  await held
+  t.same(await names('f_owners'), [], 'nothing written')
+  t.same(await names('f_items'), [])
+  t.equal((await send(busy, 'POST', '/owners', { data: { type: 'owner', attributes: { name: 'after' } } })).status, 201, 'served once the connection is free')
 })
 
 t.test('too many connections: 503', { skip: !onPostgres && 'needs PostgreSQL (DATABASE_URL)' }, async (t) => {
