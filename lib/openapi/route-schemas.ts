@@ -48,6 +48,8 @@ const REASONS: Readonly<Record<number, string>> = {
  * no validator at all, so that Fastify skips each part of every request (params, query, headers, body) instead of
  * calling a validator that accepts everything.
  */
+/** The media types of a resource or linkage body (plain JSON too: the plugin reads both). */
+const BODY_MEDIA_TYPES: readonly string[] = Object.freeze([JSONAPI_MEDIA_TYPE, 'application/json'])
 const NO_VALIDATION = ((): undefined => undefined) as unknown as FastifySchemaCompiler<unknown>
 /** Responses are serialized as `JSON.stringify` would (the routes send JSON text): the schemas describe, they do not filter. */
 const PLAIN_SERIALIZER = (): ((value: unknown) => string) => documentJson
@@ -98,7 +100,7 @@ export class RouteDocs {
       summary: 'Atomic operations',
       description: 'Runs every operation in one transaction (JSON:API atomic extension): all succeed, or none has any effect.',
       tags: ['operations'],
-      body: { content: { [ATOMIC_MEDIA_TYPE]: { schema: c.ref('jsonapi.operations') }, [JSONAPI_MEDIA_TYPE]: { schema: c.ref('jsonapi.operations') } } },
+      ...this.#body(c.ref('jsonapi.operations'), [ATOMIC_MEDIA_TYPE, JSONAPI_MEDIA_TYPE]),
       response: {
         200: { description: 'The results, in order.', content: { [ATOMIC_MEDIA_TYPE]: { schema: c.ref('jsonapi.operation-results') }, [JSONAPI_MEDIA_TYPE]: { schema: c.ref('jsonapi.operation-results') } } },
         204: { description: 'Every operation was a removal: no content.', type: 'null' },
@@ -173,8 +175,13 @@ export class RouteDocs {
     return { 200: { description, content: { [JSONAPI_MEDIA_TYPE]: schema, [CURSOR_MEDIA_TYPE]: schema } } }
   }
 
-  #body (schema: JsonSchema): JsonSchema {
-    return { content: { [JSONAPI_MEDIA_TYPE]: { schema }, 'application/json': { schema } } }
+  /**
+   * A request body: its schema, and the media types it is sent as in `consumes` (what `@fastify/swagger` turns into
+   * the body's `content`). Not `body.content`: for that, Fastify keeps a validator per media type, and then calls its
+   * validation on every request even though each of them is none (`NO_VALIDATION`).
+   */
+  #body (schema: JsonSchema, consumes: readonly string[] = BODY_MEDIA_TYPES): JsonSchema {
+    return { body: schema, consumes }
   }
 
   #params (resource: ResolvedResource): JsonSchema {
@@ -208,7 +215,7 @@ export class RouteDocs {
           summary: `Create a ${type}`,
           tags: [type],
           querystring: this.#query(resource, false),
-          body: this.#body(c.ref(of('create'))),
+          ...this.#body(c.ref(of('create'))),
           response: { ...this.#success(201, 'Created.', of('document'), created), ...this.#errors(writes) },
         }
       case 'read':
@@ -225,7 +232,7 @@ export class RouteDocs {
           summary: `Update a ${type}`,
           ...base,
           querystring: this.#query(resource, false),
-          body: this.#body(c.ref(of('update'))),
+          ...this.#body(c.ref(of('update'))),
           response: { ...this.#success(200, `The \`${type}\` as stored.`, of('document')), ...this.#errors(writes) },
         }
       case 'delete':
@@ -259,7 +266,7 @@ export class RouteDocs {
           description: rel.toMany ? `Creates the resource and adds it to \`${name}\`.` : `Creates the resource and makes it the \`${name}\`.`,
           ...base,
           querystring: this.#query(target, false),
-          body: this.#body(implied.size === 0 ? c.ref(of('create')) : c.writeDocument(c.writeData(target, 'create', implied), `Creates a \`${target.type}\`; \`${[...implied].join('`, `')}\` is set by the URL.`)),
+          ...this.#body(implied.size === 0 ? c.ref(of('create')) : c.writeDocument(c.writeData(target, 'create', implied), `Creates a \`${target.type}\`; \`${[...implied].join('`, `')}\` is set by the URL.`)),
           response: { ...this.#success(201, 'Created.', of('document'), created), ...this.#errors(writes) },
         }
       }
@@ -269,7 +276,7 @@ export class RouteDocs {
           summary: `Update the ${name} of a ${type}`,
           ...base,
           querystring: this.#query(target, false),
-          body: this.#body(c.ref(of('update'))),
+          ...this.#body(c.ref(of('update'))),
           response: { ...this.#success(200, `The \`${target.type}\` as stored.`, of('nullable-document')), ...this.#errors(writes) },
         }
       case 'delete-related':
@@ -301,7 +308,7 @@ export class RouteDocs {
           operationId: this.#operationId(`replace${pascal(type)}${pascal(name)}Relationship`),
           summary: `Replace the ${name} of a ${type}`,
           ...base,
-          body: this.#body(linkage),
+          ...this.#body(linkage),
           response: {
             200: {
               description: 'The new linkage.',
@@ -329,7 +336,7 @@ export class RouteDocs {
           summary: `${verb === 'add' ? 'Add' : 'Remove'} members ${verb === 'add' ? 'to' : 'from'} the ${name} of a ${type}`,
           ...(rel.toMany ? {} : { description: 'A to-one relationship has no members: always 403.' }),
           ...base,
-          ...(rel.toMany ? { body: this.#body(c.linkageBody(rel)) } : {}),
+          ...(rel.toMany ? this.#body(c.linkageBody(rel)) : {}),
           response: rel.toMany
             ? { ...this.#success(200, 'Done.', 'jsonapi.meta-document'), ...this.#errors(writes) }
             : this.#errors([403, 406, 500]),

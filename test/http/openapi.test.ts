@@ -205,8 +205,14 @@ t.test('bodies: required attributes, read-only ones absent, relationships by the
   t.notOk('owner' in (schemas['note.update-data'].properties.relationships?.properties ?? {}), 'createOnly: not in an update')
   t.same(schemas['user.update-data'].required, ['type', 'id'])
   t.notOk('required' in schemas['user.update-data'].properties.attributes, 'an update sends what it changes')
-  const related = exampleDoc.paths['/users/{id}/posts'].post.requestBody.content['application/vnd.api+json'].schema
+  const relatedBody = exampleDoc.paths['/users/{id}/posts'].post.requestBody
+  const related = relatedBody.content['application/vnd.api+json'].schema
   t.notOk(related.properties.data.required?.includes('relationships'), 'a related create does not require the relationship its URL sets')
+  t.same(relatedBody.content['application/json'].schema, related, 'plain JSON: the same schema')
+  t.equal(relatedBody.description, 'Creates a `post`; `user` is set by the URL.', 'and the body says so')
+  const operations = exampleDoc.paths['/operations'].post.requestBody
+  t.same(Object.keys(operations.content).sort(), ['application/vnd.api+json', 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'])
+  t.same(operations.content['application/vnd.api+json'].schema, { $ref: '#/components/schemas/jsonapi.operations' })
   const resource = schemas['user.resource']
   t.same(resource.properties.attributes.properties.date_create.readOnly, true)
   t.same(resource.properties.attributes.properties.display_name.readOnly, true)

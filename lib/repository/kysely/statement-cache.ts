@@ -213,12 +213,32 @@ export function relatedShape (owner: ResolvedResource, relationship: ResolvedRel
   return writeWhere(writer, layer.where, layer.resource) ? writer.shape() : undefined
 }
 
-/** The shape of an `INSERT … VALUES … RETURNING` of one row (see `insert`). */
+/** `?0?1…?n-1`: the key part of `n` values that are all different (see `ShapeWriter.value`). */
+const DISTINCT_VALUES = Array.from({ length: PLACEHOLDERS.length + 1 }, (_, count) => PLACEHOLDERS.slice(0, count).join(''))
+
+/**
+ * The shape of an `INSERT … VALUES … RETURNING` of one row (see `insert`): the key `ShapeWriter` would write, made
+ * without one when the values are all different (as a create's nearly always are), since every create makes it.
+ */
 export function insertShape (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[]): StatementShape {
+  const head = `\u0001values:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`
+  const values = names.map((name) => row[name])
+  if (values.length < DISTINCT_VALUES.length && allDifferent(values)) return { key: head + DISTINCT_VALUES[values.length], values }
   const writer = new ShapeWriter()
-  writer.part(`values:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`)
-  for (const name of names) writer.value(row[name])
+  writer.part(head.slice(1))
+  for (const value of values) writer.value(value)
   return writer.shape()
+}
+
+/** Whether no two values are alike as `ShapeWriter.value` tells them apart (arrays by content). */
+function allDifferent (values: readonly unknown[]): boolean {
+  for (let index = 1; index < values.length; index++) {
+    const value = identity(values[index])
+    for (let before = 0; before < index; before++) {
+      if (Object.is(identity(values[before]), value)) return false
+    }
+  }
+  return true
 }
 
 /** The shape of an `INSERT … SELECT … WHERE EXISTS …` of a row whose related rows must exist (see `insert`). */

@@ -233,3 +233,27 @@ t.test('an estimated count: the plan statement of a shape is compiled once', asy
   t.same(counter.parameters[0], [20])
   t.ok(Number.isInteger(estimate) && estimate >= 0, 'a non-negative integer')
 })
+
+t.test('insert shapes: values all different share a key, values alike in some places have their own', async (t) => {
+  const { insertShape } = await import('../../../lib/repository/kysely/statement-cache.js')
+  const computer = { table: 'computers', idColumn: 'id' } as never
+  const names = ['owner_id', 'serial', 'name']
+  const returning = ['id', 'serial']
+  const shape = (owner: unknown, serial: unknown, name: unknown): { key: string, values: readonly unknown[] } => insertShape(computer, { owner_id: owner, serial, name }, names, returning)
+  const distinct = shape('1', 'A', 'B')
+  t.same(distinct.values, ['1', 'A', 'B'], 'the values in the order of the names')
+  t.equal(shape('2', 'C', 'D').key, distinct.key, 'other values, all different: the same shape')
+  t.equal(shape('1', null, 'B').key, distinct.key, 'a null among them is a value like any other')
+  const alike = shape('1', 'A', 'A')
+  t.not(alike.key, distinct.key, 'two values alike: another shape')
+  t.equal(shape('7', 'Z', 'Z').key, alike.key, 'alike in the same places: that shape again')
+  t.not(shape('A', 'A', 'B').key, alike.key, 'alike in other places: another one')
+  t.not(shape('1', [1, 2], [1, 2]).key, distinct.key, 'arrays are alike by their content')
+  t.equal(shape('1', [1, 2], [1, 3]).key, distinct.key)
+  t.not(insertShape(computer, { owner_id: '1', serial: 'A' }, ['owner_id', 'serial'], returning).key, distinct.key, 'other columns: another shape')
+  t.not(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id']).key, distinct.key, 'other columns returned: another shape')
+  const many = Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`c${index}`, index]))
+  const wide = insertShape(computer, many, Object.keys(many), returning)
+  t.equal(wide.values.length, 20, 'more values than the precomputed keys go')
+  t.equal(insertShape(computer, Object.fromEntries(Object.keys(many).map((name, index) => [name, index + 100])), Object.keys(many), returning).key, wide.key)
+})
