@@ -107,10 +107,10 @@ let timedPool: { readonly base: PoolClass, readonly derived: PoolClass } | undef
  * pg-pool arms one (`setTimeout`, `unref`, `clearTimeout` at the checkout) for every checkout of a pool with a
  * `connectionTimeoutMillis`, even when an idle connection is certain to be handed over on the next tick: when there
  * are more idle connections than checkouts waiting, as there are for nearly every statement of a pool that is not
- * exhausted. That timer cost about 6 µs of CPU per statement on the benchmark's `POST /computers` (a fifth of the
- * library's CPU over the plain `pg` reference, `docs/performance.md`). Such a checkout is queued as pg-pool queues it
- * without a timeout, so it is served first on the next tick; every other checkout (a pool exhausted, a connection to
- * open) keeps its timer, and still fails after `connectionTimeoutMillis`.
+ * exhausted. That timer cost about 6 µs of CPU per `POST /computers` of the benchmark (one statement): a third of
+ * what the create then cost over the plain `pg` reference (`docs/performance.md`, eighth round). Such a checkout is
+ * queued as pg-pool queues it without a timeout, so it is served first on the next tick; every other checkout (a
+ * pool exhausted, a connection to open) keeps its timer, and still fails after `connectionTimeoutMillis`.
  *
  * `end` waits one tick before it ends the pool: a checkout queued without a timer is then served (and its
  * connection waited for) instead of being left in the queue of an ended pool for ever.
