@@ -121,7 +121,7 @@ function withTimersOnlyWhenWaiting (Base: PoolClass): PoolClass {
     override connect (...args: any[]): any {
       const options = this.options
       const timeout = options.connectionTimeoutMillis
-      if (timeout === undefined || timeout === 0 || this.ending || this.idleCount <= this.waitingCount) return (super.connect as (...all: any[]) => unknown)(...args)
+      if (timeout === undefined || timeout === 0 || this.idleCount <= this.waitingCount) return (super.connect as (...all: any[]) => unknown)(...args)
       // pg-pool reads the option only while it queues the checkout, synchronously.
       options.connectionTimeoutMillis = 0
       try {
@@ -143,7 +143,6 @@ function withTimersOnlyWhenWaiting (Base: PoolClass): PoolClass {
   timedPool = { base: Base, derived: Derived }
   return Derived
 }
-
 
 /**
  * Creates a Kysely instance on a `pg` pool made to survive a bad day of the database:

@@ -43,13 +43,13 @@ const REASONS: Readonly<Record<number, string>> = {
   500: 'The server failed; nothing was written.',
 }
 
+/** The media types of a resource or linkage body (plain JSON too: the plugin reads both). */
+const BODY_MEDIA_TYPES: readonly string[] = Object.freeze([JSONAPI_MEDIA_TYPE, 'application/json'])
 /**
  * The schemas describe requests; the plugin's own readers validate them (with JSON:API errors). The compiler answers
  * no validator at all, so that Fastify skips each part of every request (params, query, headers, body) instead of
  * calling a validator that accepts everything.
  */
-/** The media types of a resource or linkage body (plain JSON too: the plugin reads both). */
-const BODY_MEDIA_TYPES: readonly string[] = Object.freeze([JSONAPI_MEDIA_TYPE, 'application/json'])
 const NO_VALIDATION = ((): undefined => undefined) as unknown as FastifySchemaCompiler<unknown>
 /** Responses are serialized as `JSON.stringify` would (the routes send JSON text): the schemas describe, they do not filter. */
 const PLAIN_SERIALIZER = (): ((value: unknown) => string) => documentJson
