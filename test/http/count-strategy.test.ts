@@ -98,7 +98,7 @@ t.test('one collection under each strategy: meta, links and statements', async (
   t.notOk(byPlan.statements.some((statement) => /count\(\*\)/.test(statement)), 'no count(*)')
   const plan = byPlan.statements.find((statement) => statement.startsWith('explain (format json) '))
   t.ok(plan, 'an EXPLAIN')
-  t.match(plan, /"r0"\."age" >= \$1/, 'of the same condition')
+  t.match(plan, /from "users" where "age" >= \$1/, 'of the same condition')
   t.notMatch(plan, /limit|order by/i, 'over every row, in no order')
   const pageAt = byPlan.statements.findIndex((statement) => statement !== plan)
   t.ok(counter.parameters[pageAt].includes(21), 'the page reads one row more than its 20')

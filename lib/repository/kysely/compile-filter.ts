@@ -28,8 +28,45 @@ export function escapeLike (text: string): string {
   return text.replace(/[\\%_]/g, (match) => `\\${match}`)
 }
 
+/**
+ * A column of the row aliased `alias`, or of the statement's only table, unqualified, when `alias` is `''` (a
+ * statement whose conditions are {@link selfContained}).
+ */
+export function columnOf (alias: string, name: string): string {
+  return alias === '' ? name : `${alias}.${name}`
+}
+
 function column (alias: string, attribute: ResolvedAttribute): Expression<any> {
-  return sql.ref(`${alias}.${attribute.column as string}`)
+  return sql.ref(columnOf(alias, attribute.column as string))
+}
+
+/**
+ * Whether a filter compiles to conditions on its row's own columns alone: no subquery (`EXISTS`, a relationship
+ * stored outside the row) and no application SQL (a custom operator's SQL may hold a subquery of its own, where an
+ * unqualified column could name the subquery's table). The statement of such a filter names its table without an
+ * alias and its columns unqualified, as a hand-written one does: PostgreSQL parses every unnamed statement it is
+ * sent, and the plainer text costs it less.
+ */
+export function selfContained (node: FilterNode | undefined): boolean {
+  if (node === undefined) return true
+  switch (node.kind) {
+    case 'compare':
+    case 'field-compare':
+    case 'constant':
+      return true
+    case 'and':
+    case 'or':
+      return node.items.every(selfContained)
+    case 'not':
+      return selfContained(node.item)
+    case 'references':
+      return node.relationship.storage.kind === 'foreign-key' || (node.ids !== null && node.ids.length === 0)
+    case 'linked-to':
+      return node.relationship.storage.kind === 'inverse'
+    case 'exists':
+    case 'custom':
+      return false
+  }
 }
 
 /** `= $1` for one id, `= any($1)` for several. */
@@ -108,7 +145,7 @@ function compileReferences ({ eb, owner, alias, aliases }: Scope, node: Referenc
   const { storage } = node.relationship
   if (node.ids !== null && node.ids.length === 0) return sql<boolean>`false`
   if (storage.kind === 'foreign-key') {
-    const ref = sql.ref(`${alias}.${storage.column}`)
+    const ref = sql.ref(columnOf(alias, storage.column))
     return node.ids === null ? eb(ref, 'is', null) : eb(ref, '=', anyOf(node.ids))
   }
   const other = aliases.take()
@@ -141,7 +178,7 @@ const COMPILERS: { readonly [K in FilterNodeKind]: (scope: Scope, node: Extract<
   },
   'linked-to': ({ eb, owner, alias, aliases }, node) => {
     const storage = node.relationship.storage
-    if (storage.kind === 'inverse') return eb(sql.ref(`${alias}.${storage.column}`), '=', node.ownerId)
+    if (storage.kind === 'inverse') return eb(sql.ref(columnOf(alias, storage.column)), '=', node.ownerId)
     const other = aliases.take()
     if (storage.kind === 'join') {
       return eb.exists(eb.selectFrom(`${storage.table} as ${other}`)
@@ -161,9 +198,12 @@ function compileNode (scope: Scope, node: FilterNode): Compiled {
 }
 
 /**
- * Compiles a filter tree into a boolean expression over the resource aliased `alias`, for `where(expression)`.
- * Relationship filters become `EXISTS` subqueries with aliases of their own; every value is a bound parameter.
+ * Compiles a filter tree into a boolean expression over the resource aliased `alias` (`''`: the statement's only
+ * table, for a {@link selfContained} filter), for `where(expression)`. Relationship filters become `EXISTS`
+ * subqueries with aliases of their own; every value is a bound parameter.
  */
 export function compileFilter (node: FilterNode, owner: ResolvedResource, alias: string, aliases: AliasCounter): Compiled {
+  // A subquery's reference to its owner row must be qualified: unqualified, it could name the subquery's own table.
+  if (alias === '' && !selfContained(node)) throw new Error('fastify-jsonapi: a filter with subqueries needs its table aliased')
   return compileNode({ eb: EB, owner, alias, aliases }, node)
 }

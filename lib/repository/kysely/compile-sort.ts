@@ -1,16 +1,16 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { ResolvedResource } from '../../schema/resolved.js'
 import type { SortNode } from '../../query/query-tree.js'
-import { compileFilter, type AliasCounter } from './compile-filter.js'
+import { columnOf, compileFilter, type AliasCounter } from './compile-filter.js'
 
 /**
  * The expression a sort key orders by: the column itself, or, for a to-one path (`owner.name`), a correlated
- * scalar subquery per step, which never multiplies rows (rows without the related row — or whose related row is
+ * scalar subquery per step (which needs `alias` to be an alias), which never multiplies rows (rows without the related row — or whose related row is
  * outside the step's `where`, the target's scope — sort as NULL).
  */
 export function compileSort (node: SortNode, resource: ResolvedResource, alias: string, aliases: AliasCounter): RawBuilder<unknown> {
   const expression = (step: number, owner: ResolvedResource, outer: string): RawBuilder<unknown> => {
-    if (step === node.path.length) return sql.ref(`${outer}.${node.attribute.column as string}`)
+    if (step === node.path.length) return sql.ref(columnOf(outer, node.attribute.column as string))
     const { relationship, target, where } = node.path[step]
     const inner = `s${step + 1}`
     const value = expression(step + 1, target, inner)

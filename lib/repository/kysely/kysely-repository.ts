@@ -6,9 +6,9 @@ import {
   type Repository, type RequiredRow, type WriteTarget,
 } from '../repository.js'
 import type { FilterNode } from '../../query/filter-nodes.js'
-import { keysetKeys } from '../../query/query-tree.js'
+import { keysetKeys, type SortNode } from '../../query/query-tree.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
-import { AliasCounter, EB, anyOf, compileFilter } from './compile-filter.js'
+import { AliasCounter, EB, anyOf, columnOf, compileFilter, selfContained } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
 import { StatementCache, countShape, guardedInsertShape, insertShape, relatedShape, selectShape } from './statement-cache.js'
@@ -16,8 +16,22 @@ import { readEnforcedForeignKeys, type EnforcedForeignKeys } from './enforced-fo
 import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
-/** The alias of the resource's own table in every statement. */
+/** The alias of the resource's own table in a statement that names other tables (subqueries, joins). */
 const ROOT = 'r0'
+
+/**
+ * The alias of a read's own table: none (`''`, its columns unqualified) when its conditions and its order name no
+ * other table (see `selfContained`), else {@link ROOT}. Decided by the statement's shape, so a cached statement of a
+ * shape has one text.
+ */
+function rootOf (where: FilterNode | undefined, sort: readonly SortNode[] = []): string {
+  return selfContained(where) && sort.every((key) => key.path.length === 0) ? '' : ROOT
+}
+
+/** `table as alias`, or the table alone. */
+function tableAs (table: string, alias: string): string {
+  return alias === '' ? table : `${table} as ${alias}`
+}
 
 /** Every required row exists, within its scope. */
 function exist (requires: readonly RequiredRow[], aliases: AliasCounter): Expression<SqlBool> {
@@ -209,24 +223,26 @@ export class KyselyRepository implements Repository {
   }
 
   #columns (resource: ResolvedResource, columns: readonly string[], alias: string): string[] {
-    return [...new Set([resource.idColumn, ...columns])].map((column) => `${alias}.${column}`)
+    return [...new Set([resource.idColumn, ...columns])].map((column) => columnOf(alias, column))
   }
 
-  #where (layer: QueryLayer, aliases: AliasCounter) {
-    const builder = this.#db.selectFrom(`${layer.resource.table} as ${ROOT}`)
+  /** The rows of a layer's table (aliased `root`) within its `where`. */
+  #where (layer: QueryLayer, aliases: AliasCounter, root: string) {
+    const builder = this.#db.selectFrom(tableAs(layer.resource.table, root))
     const where = layer.where
-    return where === undefined ? builder : builder.where(compileFilter(where, layer.resource, ROOT, aliases))
+    return where === undefined ? builder : builder.where(compileFilter(where, layer.resource, root, aliases))
   }
 
   /** The SELECT of a layer: its rows in its order, within its window. */
   #selectMany (layer: QueryLayer) {
     const { resource, page } = layer
     const aliases = new AliasCounter()
-    let builder = this.#where(layer, aliases).select(this.#columns(resource, layer.columns, ROOT))
+    const root = rootOf(layer.where, layer.sort)
+    let builder = this.#where(layer, aliases, root).select(this.#columns(resource, layer.columns, root))
     if (page !== undefined || layer.sort.length > 0) {
-      for (const key of layer.sort) builder = builder.orderBy(compileSort(key, resource, ROOT, aliases), key.descending ? 'desc' : 'asc')
+      for (const key of layer.sort) builder = builder.orderBy(compileSort(key, resource, root, aliases), key.descending ? 'desc' : 'asc')
       if (!layer.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
-        builder = builder.orderBy(`${ROOT}.${resource.idColumn}`, 'asc')
+        builder = builder.orderBy(columnOf(root, resource.idColumn), 'asc')
       }
     }
     if (page?.limit !== undefined) builder = builder.limit(page.limit)
@@ -285,7 +301,7 @@ export class KyselyRepository implements Repository {
     const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute
     const part = (number: number, bounds: readonly SidedBound[], reverse: boolean, limit: number) => {
       const branch = (conditions: ReadonlyArray<Expression<SqlBool>>, aliases: AliasCounter, keys: readonly KeysetKey[]) => {
-        let builder = this.#where(layer, aliases)
+        let builder = this.#where(layer, aliases, ROOT)
           .select(this.#columns(resource, layer.columns, ROOT))
           .select(keys.map((item, index) => item.expression.as(key(index))))
           .select(sql.lit(number).as('__fja_part'))
@@ -339,7 +355,7 @@ export class KyselyRepository implements Repository {
   }
 
   count (layer: QueryLayer): Promise<number> {
-    return this.#execute(this.#statements && countShape(layer), () => this.#where(layer, new AliasCounter())
+    return this.#execute(this.#statements && countShape(layer), () => this.#where(layer, new AliasCounter(), rootOf(layer.where))
       .select(sql<string>`count(*)`.as('count'))
       .compile() as CompiledQuery<{ count: string }>).then(countOf)
   }
@@ -353,7 +369,7 @@ export class KyselyRepository implements Repository {
   estimateCount (layer: QueryLayer): Promise<number> {
     return this.#run(async () => {
       const rows = await this.#execute(this.#statements && countShape(layer, 'estimate'), () => {
-        const select = this.#where(layer, new AliasCounter()).select(sql.lit(1).as('one')).compile()
+        const select = this.#where(layer, new AliasCounter(), rootOf(layer.where)).select(sql.lit(1).as('one')).compile()
         return CompiledQuery.raw(`explain (format json) ${select.sql}`, [...select.parameters]) as CompiledQuery<Record<string, unknown>>
       })
       return plannedRows(rows[0])
@@ -370,7 +386,10 @@ export class KyselyRepository implements Repository {
   #selectRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): CompiledQuery<Row> {
     const storage = relationship.storage
     const target = layer.resource
-    const selected = this.#columns(target, layer.columns, ROOT)
+    const where = layer.where
+    // Only the related rows of an inverse foreign key are read from their table alone (the others join another).
+    const root = storage.kind === 'inverse' ? rootOf(where) : ROOT
+    const selected = this.#columns(target, layer.columns, root)
     let builder
     if (storage.kind === 'foreign-key') {
       builder = this.#db.selectFrom(`${owner.table} as o`)
@@ -378,18 +397,17 @@ export class KyselyRepository implements Repository {
         .select([...selected, `o.${owner.idColumn} as ${OWNER}`])
         .where(`o.${owner.idColumn}`, '=', anyOf(ownerIds))
     } else if (storage.kind === 'inverse') {
-      builder = this.#db.selectFrom(`${target.table} as ${ROOT}`)
-        .select([...selected, `${ROOT}.${storage.column} as ${OWNER}`])
-        .where(`${ROOT}.${storage.column}`, '=', anyOf(ownerIds))
+      builder = this.#db.selectFrom(tableAs(target.table, root))
+        .select([...selected, `${columnOf(root, storage.column)} as ${OWNER}`])
+        .where(columnOf(root, storage.column), '=', anyOf(ownerIds))
     } else {
       builder = this.#db.selectFrom(`${storage.table} as j`)
         .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
         .select([...selected, `j.${storage.sourceKey} as ${OWNER}`])
         .where(`j.${storage.sourceKey}`, '=', anyOf(ownerIds))
     }
-    const where = layer.where
-    if (where !== undefined) builder = builder.where(compileFilter(where, target, ROOT, new AliasCounter()))
-    return builder.orderBy(`${ROOT}.${target.idColumn}`).compile() as CompiledQuery<Row>
+    if (where !== undefined) builder = builder.where(compileFilter(where, target, root, new AliasCounter()))
+    return builder.orderBy(columnOf(root, target.idColumn)).compile() as CompiledQuery<Row>
   }
 
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {

@@ -1,11 +1,12 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { sql, type Kysely } from 'kysely'
-import { defineResource, KyselyRepository } from '../../../lib/index.js'
+import { defineOperator, defineResource, KyselyRepository } from '../../../lib/index.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { readFilter } from '../../../lib/request/read-filter.js'
 import { sortNode } from '../../../lib/query/query-tree.js'
-import { compareNode, constantNode, referencesNode, type FilterNode } from '../../../lib/query/filter-nodes.js'
+import { andNode, compareNode, constantNode, customNode, existsNode, fieldCompareNode, linkedToNode, notNode, orNode, referencesNode, type FilterNode } from '../../../lib/query/filter-nodes.js'
+import { AliasCounter, compileFilter } from '../../../lib/repository/kysely/compile-filter.js'
 import type { QueryLayer } from '../../../lib/repository/repository.js'
 import type { ResolvedResource } from '../../../lib/schema/resolved.js'
 import { openTestDatabase } from '../../helpers/database.js'
@@ -86,6 +87,41 @@ t.test('the compiled SQL: aliases, EXISTS, bound values only', async (t) => {
   t.same(await ids([{ or: [{ name: 'parts', op: 'any', val: { name: 'label', op: 'eq', val: 'y' } }, { not: { name: 'parts', op: 'any' } }] }]), [1, 3])
 })
 
+t.test('a statement that names no other table names its own without an alias, its columns unqualified', async (t) => {
+  const part = graph.getResource('part')
+  const label = sample.attributes.get('label')
+  const ratio = sample.attributes.get('ratio')
+  const owner = part.relationships.get('sample')
+  const parts = sample.relationships.get('parts')
+  if (label === undefined || ratio === undefined || owner === undefined || parts === undefined) throw new Error('declarations')
+  const where = andNode([compareNode(label, 'ne', 'z'), orNode([compareNode(ratio, 'gt', 1), notNode(compareNode(ratio, 'is_', null))]), fieldCompareNode(ratio, 'eq', ratio)])
+  counter.reset()
+  const rows = await repository.findMany(layer(sample, { columns: ['label'], where, sort: [sortNode([], ratio, true)], page: { offset: 1, limit: 5 } }))
+  t.same(rows, [{ id: 1, label: 'a' }], 'the same rows')
+  t.equal(counter.statements[0], 'select "id", "label" from "samples" where ("label" <> $1 and ("ratio" > $2 or not "ratio" is null) and "ratio" = "ratio") order by "ratio" desc, "id" asc limit $3 offset $4')
+  t.equal(await repository.count(layer(sample, { where })), 2)
+  t.equal(counter.statements[1], 'select count(*) as "count" from "samples" where ("label" <> $1 and ("ratio" > $2 or not "ratio" is null) and "ratio" = "ratio")')
+  t.same((await repository.findMany(layer(part, { where: referencesNode(owner, sample, ['2']) }))).map((row) => row.id), [3], 'a foreign key compared in the row')
+  t.equal(counter.statements[2], 'select "id" from "sample_parts" where "sample_id" = $1 order by "id" asc')
+  t.same((await repository.findMany(layer(part, { where: linkedToNode(sample, parts, '1') }))).map((row) => row.id), [1, 2], 'linked through an inverse foreign key')
+  t.equal(counter.statements[3], 'select "id" from "sample_parts" where "sample_id" = $1 order by "id" asc')
+  const related = await repository.findRelated(sample, parts, ['1', '2'], layer(part, { columns: ['label'], where: compareNode(part.attributes.get('label')!, 'ne', 'y') }))
+  t.same(related.map(({ ownerId, row }) => [ownerId, row.id]), [['1', 1], ['2', 3]], 'related rows of an inverse foreign key')
+  t.equal(counter.statements[4], 'select "id", "label", "sample_id" as "__owner" from "sample_parts" where "sample_id" = any($1) and "label" <> $2 order by "id"')
+  // Another table in the statement: every column qualified by its alias.
+  await repository.findRelated(part, owner, ['1'], layer(sample, { columns: ['label'] }))
+  t.match(counter.statements[5], /^select "r0"\."id", "r0"\."label", "o"\."id" as "__owner" from "sample_parts" as "o" inner join "samples" as "r0"/, 'through a foreign key: joined, aliased')
+  await repository.findMany(layer(sample, { where: existsNode(parts, part, undefined) }))
+  t.match(counter.statements[6], /^select "r0"\."id" from "samples" as "r0" where exists \(select 1 as "one" from "sample_parts" as "r1" where "r1"\."sample_id" = "r0"\."id"\)/, 'a subquery: aliased')
+  // An application's operator may write a subquery of its own: its column stays qualified.
+  const sameLabel = defineOperator({ name: 'same_label', schema: Type.String(), apply: ({ column, value, eb }) => eb(column, '=', value) })
+  t.same((await repository.findMany(layer(sample, { where: customNode(label, sameLabel, 'b') }))).map((row) => row.id), [2])
+  t.equal(counter.statements[7], 'select "r0"."id" from "samples" as "r0" where "r0"."label" = $1 order by "r0"."id" asc')
+  await repository.estimateCount(layer(sample, { where: compareNode(label, 'eq', 'a') }))
+  t.equal(counter.statements[8], 'explain (format json) select 1 as "one" from "samples" where "label" = $1')
+  t.throws(() => compileFilter(existsNode(parts, part, undefined), sample, '', new AliasCounter()), /needs its table aliased/, 'a subquery is never compiled against an unaliased table')
+})
+
 t.test('count runs the same filter; a to-many filter never duplicates rows', async (t) => {
   t.equal(await repository.count(layer(sample, { where: filter([{ name: 'parts', op: 'any', val: { name: 'label', op: 'ne', val: 'none' } }]) })), 2)
   t.same(await ids([{ name: 'parts.label', op: 'in_', val: ['x', 'y'] }]), [1, 2])
@@ -110,7 +146,7 @@ t.test('references: linkage compared without reading the related table (foreign 
   const idsOf = async (resource: ResolvedResource, where: FilterNode) => (await repository.findMany(layer(resource, { where }))).map((row) => row.id)
   counter.reset()
   t.same(await idsOf(part, referencesNode(owner, sample, ['1'])), [1, 2])
-  t.match(counter.statements[0], /where "r0"\."sample_id" = \$1 order/)
+  t.match(counter.statements[0], /from "sample_parts" where "sample_id" = \$1 order/)
   t.same(await idsOf(part, referencesNode(owner, sample, ['1', '2'])), [1, 2, 3])
   t.same(await idsOf(part, referencesNode(owner, sample, [])), [])
   t.same(await idsOf(sample, referencesNode(parts, part, ['3'])), [2])

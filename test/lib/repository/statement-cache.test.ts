@@ -229,7 +229,7 @@ t.test('an estimated count: the plan statement of a shape is compiled once', asy
   counter.reset()
   const estimate = await repository.estimateCount(layer(20))
   t.equal(compilations, 0, 'the second plan of the shape is not compiled')
-  t.match(counter.statements[0], /^explain \(format json\) select 1 as "one" from "users" as "r0" where "r0"."age" > \$1$/)
+  t.match(counter.statements[0], /^explain \(format json\) select 1 as "one" from "users" where "age" > \$1$/)
   t.same(counter.parameters[0], [20])
   t.ok(Number.isInteger(estimate) && estimate >= 0, 'a non-negative integer')
 })
