@@ -216,16 +216,38 @@ export function relatedShape (owner: ResolvedResource, relationship: ResolvedRel
 /** `?0?1…?n-1`: the key part of `n` values that are all different (see `ShapeWriter.value`). */
 const DISTINCT_VALUES = Array.from({ length: PLACEHOLDERS.length + 1 }, (_, count) => PLACEHOLDERS.slice(0, count).join(''))
 
+/** The key of a resource's last `INSERT` of values that are all different, with its columns (see `insertShape`). */
+interface InsertKey {
+  readonly names: readonly string[]
+  readonly returning: readonly string[]
+  readonly key: string
+}
+
+const LAST_INSERT_KEYS = new WeakMap<ResolvedResource, InsertKey>()
+
+function sameNames (names: readonly string[], others: readonly string[]): boolean {
+  if (names.length !== others.length) return false
+  for (let index = 0; index < names.length; index++) if (names[index] !== others[index]) return false
+  return true
+}
+
 /**
  * The shape of an `INSERT … VALUES … RETURNING` of one row (see `insert`): the key `ShapeWriter` would write, made
- * without one when the values are all different (as a create's nearly always are), since every create makes it.
+ * without one when the values are all different (as a create's nearly always are), since every create makes it. A
+ * create of the same columns as its resource's last one takes that create's key, the same string: the cache's map
+ * finds it without building, flattening and hashing a new one.
  */
 export function insertShape (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[]): StatementShape {
-  const head = `\u0001values:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`
   const values = names.map((name) => row[name])
-  if (values.length < DISTINCT_VALUES.length && allDifferent(values)) return { key: head + DISTINCT_VALUES[values.length], values }
+  if (values.length < DISTINCT_VALUES.length && allDifferent(values)) {
+    const last = LAST_INSERT_KEYS.get(resource)
+    if (last !== undefined && last.returning === returning && sameNames(last.names, names)) return { key: last.key, values }
+    const key = `\u0001values:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}${DISTINCT_VALUES[values.length]}`
+    LAST_INSERT_KEYS.set(resource, { names: [...names], returning, key })
+    return { key, values }
+  }
   const writer = new ShapeWriter()
-  writer.part(head.slice(1))
+  writer.part(`values:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`)
   for (const value of values) writer.value(value)
   return writer.shape()
 }

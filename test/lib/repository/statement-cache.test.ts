@@ -252,6 +252,18 @@ t.test('insert shapes: values all different share a key, values alike in some pl
   t.equal(shape('1', [1, 2], [1, 3]).key, distinct.key)
   t.not(insertShape(computer, { owner_id: '1', serial: 'A' }, ['owner_id', 'serial'], returning).key, distinct.key, 'other columns: another shape')
   t.not(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id']).key, distinct.key, 'other columns returned: another shape')
+  // A resource's last key is reused for the same columns only: other columns, in another order, other returned columns.
+  const reordered = insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, ['serial', 'owner_id', 'name'], returning)
+  t.not(reordered.key, distinct.key, 'the same columns in another order: another shape')
+  t.same(reordered.values, ['A', '1', 'B'])
+  const renamed = insertShape(computer, { owner_id: '1', serial: 'A', label: 'B' }, ['owner_id', 'serial', 'label'], returning)
+  t.not(renamed.key, distinct.key, 'as many columns, one of them another: another shape')
+  t.equal(shape('3', 'E', 'F').key, distinct.key, 'and back to the first columns: the first shape')
+  t.not(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id', 'name']).key, distinct.key, 'as many returned columns, one of them another: another shape')
+  t.equal(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, [...names], [...returning]).key, distinct.key, 'equal arrays, not the same ones: the same shape')
+  const other = { table: 'laptops', idColumn: 'id' } as never
+  t.not(insertShape(other, { owner_id: '1', serial: 'A', name: 'B' }, names, returning).key, distinct.key, 'another table: another shape')
+  t.equal(shape('4', 'G', 'H').key, distinct.key)
   const many = Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`c${index}`, index]))
   const wide = insertShape(computer, many, Object.keys(many), returning)
   t.equal(wide.values.length, 20, 'more values than the precomputed keys go')
