@@ -178,9 +178,41 @@ function selectPart (resource: ResolvedResource, columns: readonly string[]): st
 
 /**
  * The shape of a layer's SELECT (its rows in its order and window), or undefined when it has none: a sort through a
- * relationship (its subquery binds the related type's scope) or a custom operator is compiled each time.
+ * relationship (its subquery binds the related type's scope) or a custom operator is compiled each time. A read of
+ * one row by its id alone (`GET /<type>/<id>` of a type without a scope) takes the key kept for its columns.
  */
 export function selectShape (layer: QueryLayer): StatementShape | undefined {
+  const { resource, where } = layer
+  if (where?.kind === 'compare' && where.op === 'eq' && where.attribute === resource.idAttribute && where.value !== null &&
+    !Array.isArray(where.value) && layer.sort.length === 0 && layer.page === undefined) {
+    const known = BY_ID_KEYS.get(layer.columns)
+    if (known !== undefined && known.resource === resource) return { key: known.key, values: [where.value] }
+    const shape = writeSelectShape(layer) as StatementShape
+    BY_ID_KEYS.set(layer.columns, { resource, key: shape.key })
+    return shape
+  }
+  return writeSelectShape(layer)
+}
+
+/**
+ * The keys of the commonest statements, kept per the objects that decide them (a selection's columns, a
+ * relationship), so that such a statement looks up the same string each time: the cache's map finds a string it has
+ * hashed before without building, flattening and hashing a new one.
+ */
+const BY_ID_KEYS = new WeakMap<readonly string[], { readonly resource: ResolvedResource, readonly key: string }>()
+
+interface RelatedKeys {
+  readonly owner: ResolvedResource
+  readonly resource: ResolvedResource
+  readonly columns: readonly string[]
+  /** The key for one owner id, and for several. */
+  one?: string
+  several?: string
+}
+
+const RELATED_KEYS = new WeakMap<ResolvedRelationship, RelatedKeys>()
+
+function writeSelectShape (layer: QueryLayer): StatementShape | undefined {
   const { resource, page, sort } = layer
   if (sort.some((key) => key.path.length > 0)) return undefined
   const writer = new ShapeWriter()
@@ -205,8 +237,28 @@ export function countShape (layer: QueryLayer, kind: 'count' | 'estimate' = 'cou
   return writeWhere(writer, layer.where, layer.resource) ? writer.shape() : undefined
 }
 
-/** The shape of the related rows of some owners (see `findRelated`). */
+/**
+ * The shape of the related rows of some owners (see `findRelated`). The related rows of a type without a scope (an
+ * include, mostly) take the keys kept for their relationship and columns.
+ */
 export function relatedShape (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
+  if (layer.where !== undefined) return writeRelatedShape(owner, relationship, ownerIds, layer)
+  let kept = RELATED_KEYS.get(relationship)
+  if (kept === undefined || kept.owner !== owner || kept.resource !== layer.resource || kept.columns !== layer.columns) {
+    kept = { owner, resource: layer.resource, columns: layer.columns }
+    RELATED_KEYS.set(relationship, kept)
+  }
+  const one = ownerIds.length === 1
+  const key = one ? kept.one : kept.several
+  // The values `ShapeWriter.anyOf` writes: the id, or a copy of the ids.
+  if (key !== undefined) return { key, values: one ? [ownerIds[0]] : [[...ownerIds]] }
+  const shape = writeRelatedShape(owner, relationship, ownerIds, layer) as StatementShape
+  if (one) kept.one = shape.key
+  else kept.several = shape.key
+  return shape
+}
+
+function writeRelatedShape (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
   const writer = new ShapeWriter()
   writer.part(`related:${resourceKey(owner)}:${storageKey(relationship)}:${resourceKey(layer.resource)}:${layer.columns.join(',')}`)
   writer.anyOf(ownerIds)

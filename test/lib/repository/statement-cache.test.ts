@@ -269,3 +269,49 @@ t.test('insert shapes: values all different share a key, values alike in some pl
   t.equal(wide.values.length, 20, 'more values than the precomputed keys go')
   t.equal(insertShape(computer, Object.fromEntries(Object.keys(many).map((name, index) => [name, index + 100])), Object.keys(many), returning).key, wide.key)
 })
+
+t.test('kept keys: a read by id alone and the related rows of a relationship take the key the shape writer writes', async (t) => {
+  const { selectShape, relatedShape } = await import('../../../lib/repository/kysely/statement-cache.js')
+  const { resolveResources } = await import('../../../lib/schema/resolve-resources.js')
+  const { andNode, compareNode, constantNode } = await import('../../../lib/query/filter-nodes.js')
+  const { sortNode } = await import('../../../lib/query/query-tree.js')
+  const graph = resolveResources(resources)
+  const user = graph.getResource('user')
+  const computer = graph.getResource('computer')
+  const computers = user.relationships.get('computers')!
+  const owner = computer.relationships.get('owner')!
+  const columns = ['name', 'email']
+  const byId = (id: unknown, parts: Record<string, unknown> = {}) => selectShape({ resource: user, where: compareNode(user.idAttribute, 'eq', id), sort: [], page: undefined, columns, include: [], ...parts })!
+  const first = byId('1')
+  t.same(first.values, ['1'])
+  const kept = byId('2')
+  t.equal(kept.key, first.key, 'another id: the same key')
+  t.same(kept.values, ['2'], 'with its own value')
+  t.equal(byId('3', { columns: [...columns] }).key, first.key, 'the same columns in another array: the key the writer writes')
+  t.not(byId('3', { columns: ['name'] }).key, first.key, 'other columns: another key')
+  t.not(byId(null).key, first.key, 'a null id: another key (is null)')
+  t.not(byId('3', { page: { offset: 0, limit: 1 } }).key, first.key, 'a window: another key')
+  t.not(byId('3', { sort: [sortNode([], user.attributes.get('name')!)] }).key, first.key, 'an order: another key')
+  t.not(byId('3', { where: andNode([compareNode(user.idAttribute, 'eq', '3'), constantNode(true)]) }).key, first.key, 'a scope beside the id: another key')
+  t.not(byId('3', { where: compareNode(user.idAttribute, 'ne', '3') }).key, first.key, 'another operator: another key')
+  const sameColumns = selectShape({ resource: computer, where: compareNode(computer.idAttribute, 'eq', '1'), sort: [], page: undefined, columns, include: [] })!
+  t.not(sameColumns.key, first.key, 'another type with the same columns array: its own key')
+  t.equal(byId('4').key, first.key, 'and the first type keeps its key')
+
+  const layer = (parts: Record<string, unknown> = {}) => ({ resource: computer, where: undefined, sort: [], page: undefined, columns: ['serial'], include: [], ...parts })
+  const shared = layer()
+  const one = relatedShape(user, computers, ['1'], shared)!
+  t.same(one.values, ['1'])
+  t.equal(relatedShape(user, computers, ['2'], shared)!.key, one.key, 'one owner: the same key')
+  const several = relatedShape(user, computers, ['1', '2'], shared)!
+  t.not(several.key, one.key, 'several owners: another key')
+  t.same(several.values, [['1', '2']], 'the ids as one array')
+  const again = relatedShape(user, computers, ['3', '4', '5'], shared)!
+  t.equal(again.key, several.key)
+  t.same(again.values, [['3', '4', '5']])
+  t.equal(relatedShape(user, computers, ['6'], layer())!.key, one.key, 'another layer of the same columns: the key the writer writes')
+  t.not(relatedShape(user, computers, ['6'], layer({ columns: ['name'] }))!.key, one.key, 'other columns: another key')
+  t.not(relatedShape(user, computers, ['6'], layer({ where: constantNode(true) }))!.key, one.key, 'a scope: another key')
+  t.not(relatedShape(computer, owner, ['6'], layer({ resource: user }))!.key, one.key, 'another relationship: another key')
+  t.equal(relatedShape(user, computers, ['7'], shared)!.key, one.key)
+})
