@@ -4,9 +4,10 @@ import type { SortNode } from '../../query/query-tree.js'
 import { columnOf, compileFilter, type AliasCounter } from './compile-filter.js'
 
 /**
- * The expression a sort key orders by: the column itself, or, for a to-one path (`owner.name`), a correlated
- * scalar subquery per step (which needs `alias` to be an alias), which never multiplies rows (rows without the related row — or whose related row is
- * outside the step's `where`, the target's scope — sort as NULL).
+ * The expression a sort key orders by: the column itself (unqualified when `alias` is `''`), or, for a to-one path
+ * (`owner.name`), a correlated scalar subquery per step, which needs `alias` to be an alias and never multiplies rows
+ * (rows without the related row — or whose related row is outside the step's `where`, the target's scope — sort as
+ * NULL).
  */
 export function compileSort (node: SortNode, resource: ResolvedResource, alias: string, aliases: AliasCounter): RawBuilder<unknown> {
   const expression = (step: number, owner: ResolvedResource, outer: string): RawBuilder<unknown> => {
