@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type KyselyConfig } from 'kysely'
 import { runStatementsOnPool } from './statement-runner.js'
+import { loadPrepareValue } from './rows-query.js'
 
 /** Options of {@link createEmbeddedDatabase}. */
 export interface EmbeddedDatabaseOptions {
@@ -42,7 +43,7 @@ export async function createEmbeddedDatabase<DB = any>(options: EmbeddedDatabase
   await pglite.waitReady
   const pool = new pg.default.Pool({ ...createPgConfig(pglite), max: 1 } as unknown as import('pg').PoolConfig)
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: options.log })
-  runStatementsOnPool(db, pool, options.log)
+  runStatementsOnPool(db, pool, options.log, loadPrepareValue())
   let closed = false
   return {
     db,

@@ -1,0 +1,239 @@
+import { createRequire } from 'node:module'
+
+/**
+ * A statement sent on a `pg` connection as a custom query (pg's `Submittable`, the interface `pg-cursor` uses), that
+ * answers its rows and nothing else, decoding them with a decoder kept per statement text.
+ *
+ * What `pg`'s own `Query` does for every statement and this does once per statement text: look up a type parser per
+ * column (`Result.addFields`: about 3 µs of each `GET /users/1` of the benchmark, the largest single function of
+ * `pg` in its profile), and build each row by storing its columns one by one under their names. Per statement it
+ * also leaves out an `EventEmitter`, a `Result` and their events (`row`, `end`), which nothing here listens to.
+ *
+ * A decoder is reused only for a row description equal to the one it was made for (the same column names, types and
+ * formats, in order): a changed table or a changed type gets a new one. The type parsers are the connection's own
+ * (`client.getTypeParser`: the pool's `types`, else pg's global ones), read when a decoder is made: a parser changed
+ * with `pg.types.setTypeParser` after a statement text has run is not seen by that text's decoder.
+ */
+
+/** The field of a row description, as `pg-protocol` parses it. */
+interface FieldDescription {
+  readonly name: string
+  readonly dataTypeID: number
+  readonly format: string
+}
+
+/** What a decoder needs of a `pg` client. */
+export interface TypeParserSource {
+  getTypeParser (oid: number, format: 'text' | 'binary'): (value: any) => unknown
+}
+
+/** Converts one parameter the way `pg` does (`pg/lib/utils`'s `prepareValue`). */
+export type PrepareValue = (value: unknown) => unknown
+
+/** What a query needs of pg's connection (its `Connection`, or PGlite's stand-in for it). */
+interface Connection {
+  readonly stream: { cork?: () => void, uncork?: () => void }
+  parse (message: { text: string, name?: string, types?: unknown[] }): void
+  bind (message: { portal?: string, statement?: string, values: unknown[] }): void
+  describe (message: { type: 'P' | 'S', name?: string }): void
+  execute (message: { portal?: string, rows?: number }): void
+  sync (): void
+  query (text: string): void
+  sendCopyFail (message: string): void
+}
+
+/** Decodes the data rows of one row description into objects. */
+class RowDecoder {
+  readonly #names: readonly string[]
+  readonly #types: readonly number[]
+  readonly #formats: readonly string[]
+  readonly decode: (fields: ReadonlyArray<string | null>) => Record<string, unknown>
+
+  constructor (fields: readonly FieldDescription[], types: TypeParserSource) {
+    this.#names = fields.map((field) => field.name)
+    this.#types = fields.map((field) => field.dataTypeID)
+    this.#formats = fields.map((field) => field.format)
+    const parsers = fields.map((field) => {
+      const format = field.format === 'binary' ? 'binary' : 'text'
+      const parse = types.getTypeParser(field.dataTypeID, format)
+      return format === 'binary' ? (value: string) => parse(Buffer.from(value)) : parse
+    })
+    this.decode = rowBuilder(this.#names, parsers)
+  }
+
+  /** Whether this decoder was made for this row description. */
+  fits (fields: readonly FieldDescription[]): boolean {
+    const names = this.#names
+    if (fields.length !== names.length) return false
+    const types = this.#types
+    const formats = this.#formats
+    for (let i = 0; i < fields.length; i++) {
+      const field = fields[i]
+      if (field.dataTypeID !== types[i] || field.name !== names[i] || field.format !== formats[i]) return false
+    }
+    return true
+  }
+}
+
+/**
+ * A function that builds the row of one row description from its raw values: an object literal with the columns as
+ * its properties, in order, so that every row of a statement has the same shape from its first store. Names are
+ * written as JSON string literals. A duplicate name keeps its last column, as in `pg`. A column named `__proto__`
+ * (which an object literal would take as the prototype) builds the rows by copying an empty row, as `pg` does.
+ */
+function rowBuilder (names: readonly string[], parsers: ReadonlyArray<(value: string) => unknown>): (fields: ReadonlyArray<string | null>) => Record<string, unknown> {
+  if (names.includes('__proto__')) {
+    const empty: Record<string, unknown> = Object.create(null)
+    for (const name of names) empty[name] = null
+    const template = { ...empty }
+    return (fields) => {
+      const row = { ...template }
+      for (let i = 0; i < fields.length; i++) {
+        const value = fields[i]
+        row[names[i]] = value === null ? null : parsers[i](value)
+      }
+      return row
+    }
+  }
+  const members = names.map((name, i) => `${JSON.stringify(name)}: f[${i}] === null ? null : p[${i}](f[${i}])`)
+  const build = new Function('p', `return function decodeRow (f) { return { ${members.join(', ')} } }`) as (parsers: unknown) => (fields: ReadonlyArray<string | null>) => Record<string, unknown>
+  return build(parsers)
+}
+
+/** The decoders of the statement texts a pool has run, at most {@link LIMIT}, the oldest dropped first. */
+export class RowDecoders {
+  static readonly LIMIT = 1000
+  readonly #decoders = new Map<string, RowDecoder>()
+
+  /** The decoder of a statement text for its row description: the kept one when it fits, else a new one, kept. */
+  of (text: string, fields: readonly FieldDescription[], types: TypeParserSource): RowDecoder {
+    const kept = this.#decoders.get(text)
+    if (kept !== undefined && kept.fits(fields)) return kept
+    const made = new RowDecoder(fields, types)
+    if (kept === undefined && this.#decoders.size >= RowDecoders.LIMIT) this.#decoders.delete(this.#decoders.keys().next().value as string)
+    this.#decoders.set(text, made)
+    return made
+  }
+
+  get size (): number {
+    return this.#decoders.size
+  }
+}
+
+/** The answer of a {@link RowsQuery}: an error, or its rows. */
+export type RowsCallback = (error: Error | null, rows?: unknown[]) => void
+
+/**
+ * One statement that answers its rows (see the module's comment). `pg`'s client calls `submit` when the connection is
+ * free, then one handler per message of the server. `callback` answers once, but for a read timeout of the client
+ * (`query_timeout`), which answers itself and leaves the statement to finish: the caller keeps the first answer.
+ */
+export class RowsQuery {
+  /** Set by `pg`'s client when it wraps the answer (its `query_timeout`). */
+  callback: RowsCallback
+  readonly text: string
+  readonly values: unknown[]
+  readonly #decoders: RowDecoders
+  readonly #types: TypeParserSource
+  readonly #prepareValue: PrepareValue
+  readonly #rows: unknown[] = []
+  #decoder: RowDecoder | undefined
+  #failure: Error | undefined
+
+  constructor (text: string, values: unknown[], decoders: RowDecoders, types: TypeParserSource, prepareValue: PrepareValue, callback: RowsCallback) {
+    this.text = text
+    this.values = values
+    this.#decoders = decoders
+    this.#types = types
+    this.#prepareValue = prepareValue
+    this.callback = callback
+  }
+
+  /**
+   * Sends the statement: the extended protocol with its parameters (unnamed, as `pg` does), the simple one without.
+   * The parameters are converted before anything is sent: one that cannot be (a cyclic object, a `toPostgres` that
+   * throws) is this statement's error, and the connection is left as it was (`pg`'s client answers it, then serves
+   * the next statement).
+   */
+  submit (connection: Connection): Error | null {
+    if (!Array.isArray(this.values)) return new Error('Query values must be an array')
+    if (this.values.length === 0) {
+      connection.query(this.text)
+      return null
+    }
+    const values = new Array<unknown>(this.values.length)
+    try {
+      for (let i = 0; i < values.length; i++) values[i] = this.#prepareValue(this.values[i])
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error))
+    }
+    const stream = connection.stream
+    // One write for the messages of a statement, as pg's own Query corks its connection.
+    stream.cork?.()
+    try {
+      connection.parse({ text: this.text })
+      connection.bind({ values })
+      connection.describe({ type: 'P' })
+      connection.execute({})
+      connection.sync()
+    } finally {
+      stream.uncork?.()
+    }
+    return null
+  }
+
+  handleRowDescription (message: { fields: readonly FieldDescription[] }): void {
+    this.#decoder = this.#decoders.of(this.text, message.fields, this.#types)
+  }
+
+  handleDataRow (message: { fields: ReadonlyArray<string | null> }): void {
+    if (this.#failure !== undefined) return
+    try {
+      this.#rows.push(this.#decoder!.decode(message.fields))
+    } catch (error) {
+      // A value a type parser refused: the statement's answer once the server is done with it.
+      this.#failure = error as Error
+    }
+  }
+
+  handleCommandComplete (): void {}
+
+  handleEmptyQuery (): void {}
+
+  handlePortalSuspended (): void {}
+
+  handleCopyInResponse (connection: Connection): void {
+    connection.sendCopyFail('fastify-jsonapi: a statement of the repository cannot copy')
+  }
+
+  handleCopyData (): void {}
+
+  handleError (error: Error): void {
+    const failure = this.#failure ?? error
+    this.#failure = undefined
+    this.callback(failure)
+  }
+
+  handleReadyForQuery (): void {
+    if (this.#failure !== undefined) {
+      this.handleError(this.#failure)
+      return
+    }
+    this.callback(null, this.#rows)
+  }
+}
+
+/**
+ * `pg`'s own conversion of parameters (`prepareValue` of `pg/lib/utils`: dates, arrays, JSON, buffers, `toPostgres`),
+ * which a {@link RowsQuery} hands to the connection as `pg`'s `Query` does; undefined when this `pg` has none (the
+ * statements are then sent as text, through pg's `Query`). Required as `pg` itself is (CommonJS), resolved from here.
+ */
+export function loadPrepareValue (): PrepareValue | undefined {
+  try {
+    const utils = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue?: unknown } | undefined
+    const prepareValue = utils?.prepareValue
+    return typeof prepareValue === 'function' ? prepareValue as PrepareValue : undefined
+  } catch {
+    return undefined
+  }
+}
