@@ -6,11 +6,14 @@
  * Environment:
  * - `DATABASE_URL`      PostgreSQL server to use (default postgres://postgres@127.0.0.1:5432/postgres); a fresh
  *                       database `fjsonapi_bench_<epoch>` is created on it and dropped at the end
- * - `BENCH_DURATION`    measured seconds per server and scenario (default 10)
- * - `BENCH_WARMUP`      warm-up seconds before each measurement (default 2)
+ * - `BENCH_DURATION`    measured seconds per server, scenario and round (default 10)
+ * - `BENCH_WARMUP`      warm-up seconds of each server process before it is measured (default 2)
  * - `BENCH_CONNECTIONS` autocannon connections (default 10)
- * - `BENCH_ROUNDS`      measured runs per server and scenario, the servers in alternating order (default 4: the
- *                       order of BENCH_SERVERS, then the reverse, …); req/s, p50, p99 and CPU are their means
+ * - `BENCH_ROUNDS`      rounds per scenario, each on fresh processes of every server (default 4); req/s, p50, p99
+ *                       and CPU are the means of the rounds' runs
+ * - `BENCH_SLICE`       seconds of one slice (default 2): a round's measured time of each server is cut in slices
+ *                       that alternate between the servers (the order of BENCH_SERVERS, then the reverse, …; the
+ *                       rounds start in alternating order)
  * - `BENCH_SERVERS`     comma-separated servers (default library,plain-pg,hand-written; library and plain-pg always
  *                       run; library-scoped is added when BENCH_SCOPE is set)
  * - `BENCH_POOL_SIZE`   `pg` pool size of both servers (default 10)
@@ -56,6 +59,7 @@ const DURATION = numberSetting('BENCH_DURATION', 10, { minimum: 1 })
 const WARMUP = numberSetting('BENCH_WARMUP', 2)
 const CONNECTIONS = numberSetting('BENCH_CONNECTIONS', 10, { integer: true, minimum: 1 })
 const ROUNDS = numberSetting('BENCH_ROUNDS', 4, { integer: true, minimum: 1 })
+const SLICE = numberSetting('BENCH_SLICE', 2, { minimum: 0.5 })
 const POOL_SIZE = numberSetting('BENCH_POOL_SIZE', 10, { integer: true, minimum: 1 })
 const PROFILE_DIR = process.env.BENCH_PROFILE !== undefined && process.env.BENCH_PROFILE !== '' ? path.resolve(process.env.BENCH_PROFILE) : undefined
 const STRICT = process.env.BENCH_STRICT === '1'
@@ -469,23 +473,67 @@ async function load (server: RunningServer, scenario: Scenario, seconds: number,
   return { result, latencies: latencies.subarray(0, count).sort() }
 }
 
-/** Warm-up, then the measured run, on a server started for this run alone. */
-async function measure (name: ServerName, url: string, scenario: Scenario, round: number): Promise<Run> {
-  const server = await startServer(name, url, `${name}-${scenario.id}-${round + 1}`)
+/** The length of one slice: {@link DURATION} cut in equal slices of about {@link SLICE} seconds. */
+function sliceCount (): number {
+  return Math.max(1, Math.round(DURATION / SLICE))
+}
+
+function sliceSeconds (): string {
+  return String(Math.round((DURATION / sliceCount()) * 100) / 100)
+}
+
+/** What one server answered in the slices of a round, summed. */
+interface Slices {
+  requests: number
+  seconds: number
+  cpu: number
+  readonly latencies: Float64Array[]
+}
+
+/**
+ * One round of a scenario: a fresh process of every server, all started before any is measured (a server without
+ * load does nothing), each warmed up, then the measured time of each server cut in slices of {@link SLICE} seconds
+ * that alternate between the servers (the round's order, then the reverse, …). Only one server is loaded at a time;
+ * a slow phase of the machine, which lasts seconds, falls on the slices of every server alike instead of on one
+ * server's whole run. Answers one run per server.
+ */
+async function measureRound (order: readonly ServerName[], url: string, scenario: Scenario, round: number): Promise<Map<ServerName, Run>> {
+  const servers: RunningServer[] = []
   try {
-    if (WARMUP > 0) await load(server, scenario, WARMUP, `${name}-${round}-warmup`)
-    const before = await server.cpu()
-    const { result, latencies } = await load(server, scenario, DURATION, `${name}-${round}`)
-    const cpu = await server.cpu() - before
-    return {
-      requestsPerSecond: result.requests.average,
-      p50: percentile(latencies, 0.5),
-      p99: percentile(latencies, 0.99),
-      requests: result.requests.total,
-      cpu,
+    for (const name of order) servers.push(await startServer(name, url, `${name}-${scenario.id}-${round + 1}`))
+    if (WARMUP > 0) for (const server of servers) await load(server, scenario, WARMUP, `${server.name}-${round}-warmup`)
+    const slices = new Map<ServerName, Slices>(order.map((name) => [name, { requests: 0, seconds: 0, cpu: 0, latencies: [] }]))
+    const count = sliceCount()
+    for (let slice = 0; slice < count; slice++) {
+      for (const server of slice % 2 === 0 ? servers : [...servers].reverse()) {
+        const before = await server.cpu()
+        const { result, latencies } = await load(server, scenario, DURATION / count, `${server.name}-${round}-${slice}`)
+        const cpu = await server.cpu() - before
+        const sum = slices.get(server.name)!
+        sum.requests += result.requests.total
+        sum.seconds += result.duration
+        sum.cpu += cpu
+        sum.latencies.push(latencies)
+      }
     }
+    return new Map([...slices].map(([name, sum]) => {
+      const latencies = new Float64Array(sum.latencies.reduce((length, part) => length + part.length, 0))
+      let at = 0
+      for (const part of sum.latencies) {
+        latencies.set(part, at)
+        at += part.length
+      }
+      latencies.sort()
+      return [name, {
+        requestsPerSecond: sum.requests / sum.seconds,
+        p50: percentile(latencies, 0.5),
+        p99: percentile(latencies, 0.99),
+        requests: sum.requests,
+        cpu: sum.cpu,
+      }]
+    }))
   } finally {
-    await server.stop()
+    await Promise.all(servers.map((server) => server.stop()))
   }
 }
 
@@ -650,10 +698,10 @@ function writeResults (rows: readonly Row[], postgresVersion: string, started: D
     `- CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores (${os.platform()} ${os.release()})`,
     `- PostgreSQL: ${postgresVersion}`,
     `- Data: the example app's schema, ${USERS.toLocaleString('en-US')} users × ${COMPUTERS_PER_USER} computers, in a fresh database`,
-    `- Load: autocannon, ${CONNECTIONS} connections; per server and scenario ${ROUNDS} run${ROUNDS === 1 ? '' : 's'} ` +
-      `(${WARMUP} s warm-up, then ${DURATION} s measured), the servers alternating (${SERVER_NAMES.join(', ')} in odd ` +
-      'rounds, the reverse in even ones); each run a fresh server process on 127.0.0.1, alone; a `pg` pool of ' +
-      `${POOL_SIZE} connections in each`,
+    `- Load: autocannon, ${CONNECTIONS} connections; per scenario ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each on a ` +
+      'fresh process of every server (127.0.0.1, a `pg` pool of ' + `${POOL_SIZE} connections in each): ${WARMUP} s of ` +
+      `warm-up per server, then ${DURATION} s measured per server in slices of ${sliceSeconds()} s that alternate between ` +
+      `the servers (${SERVER_NAMES.join(', ')}, then the reverse, …; even rounds start reversed), one server loaded at a time`,
     `- Load average (1 min) at the start and at the end: ${loads.map((value) => value.toFixed(2)).join(' → ')} ` +
       '(other processes on the machine slow every server down)',
     '- req/s, p50, p99: means over the runs (p50 and p99 from every response\'s latency); CPU: the server process\'s ' +
@@ -737,8 +785,9 @@ async function main (): Promise<number> {
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate the order (as listed, then the reverse, …) so that drift hits every server alike.
       const order = round % 2 === 0 ? SERVER_NAMES : [...SERVER_NAMES].reverse()
+      const measured = await measureRound(order, url, scenario, round)
       for (const name of order) {
-        const run = await measure(name, url, scenario, round)
+        const run = measured.get(name)!
         runs.get(name)!.push(run)
         process.stdout.write(` ${name} ${Math.round(run.requestsPerSecond)};`)
       }
