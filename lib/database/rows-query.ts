@@ -47,7 +47,7 @@ class RowDecoder {
   readonly #names: readonly string[]
   readonly #types: readonly number[]
   readonly #formats: readonly string[]
-  readonly decode: (fields: ReadonlyArray<string | null>) => Record<string, unknown>
+  readonly decode: RowBuilder
 
   constructor (fields: readonly FieldDescription[], types: TypeParserSource) {
     this.#names = fields.map((field) => field.name)
@@ -75,29 +75,39 @@ class RowDecoder {
   }
 }
 
+type RowBuilder = (fields: ReadonlyArray<string | null>) => Record<string, unknown>
+
 /**
  * A function that builds the row of one row description from its raw values: an object literal with the columns as
  * its properties, in order, so that every row of a statement has the same shape from its first store. Names are
  * written as JSON string literals. A duplicate name keeps its last column, as in `pg`. A column named `__proto__`
- * (which an object literal would take as the prototype) builds the rows by copying an empty row, as `pg` does.
+ * (which an object literal would take as the prototype), or a process that refuses to make code from text
+ * (`--disallow-code-generation-from-strings`), builds the rows by copying an empty row, as `pg` does.
  */
-function rowBuilder (names: readonly string[], parsers: ReadonlyArray<(value: string) => unknown>): (fields: ReadonlyArray<string | null>) => Record<string, unknown> {
-  if (names.includes('__proto__')) {
-    const empty: Record<string, unknown> = Object.create(null)
-    for (const name of names) empty[name] = null
-    const template = { ...empty }
-    return (fields) => {
-      const row = { ...template }
-      for (let i = 0; i < fields.length; i++) {
-        const value = fields[i]
-        row[names[i]] = value === null ? null : parsers[i](value)
-      }
-      return row
-    }
-  }
+function rowBuilder (names: readonly string[], parsers: ReadonlyArray<(value: string) => unknown>): RowBuilder {
+  if (names.includes('__proto__')) return copyingBuilder(names, parsers)
   const members = names.map((name, i) => `${JSON.stringify(name)}: f[${i}] === null ? null : p[${i}](f[${i}])`)
-  const build = new Function('p', `return function decodeRow (f) { return { ${members.join(', ')} } }`) as (parsers: unknown) => (fields: ReadonlyArray<string | null>) => Record<string, unknown>
+  let build: (parsers: unknown) => RowBuilder
+  try {
+    build = new Function('p', `return function decodeRow (f) { return { ${members.join(', ')} } }`) as typeof build
+  } catch {
+    return copyingBuilder(names, parsers)
+  }
   return build(parsers)
+}
+
+function copyingBuilder (names: readonly string[], parsers: ReadonlyArray<(value: string) => unknown>): RowBuilder {
+  const empty: Record<string, unknown> = Object.create(null)
+  for (const name of names) empty[name] = null
+  const template = { ...empty }
+  return (fields) => {
+    const row = { ...template }
+    for (let i = 0; i < fields.length; i++) {
+      const value = fields[i]
+      row[names[i]] = value === null ? null : parsers[i](value)
+    }
+    return row
+  }
 }
 
 /** The decoders of the statement texts a pool has run, at most {@link LIMIT}, the oldest dropped first. */
@@ -183,7 +193,13 @@ export class RowsQuery {
   }
 
   handleRowDescription (message: { fields: readonly FieldDescription[] }): void {
-    this.#decoder = this.#decoders.of(this.text, message.fields, this.#types)
+    try {
+      this.#decoder = this.#decoders.of(this.text, message.fields, this.#types)
+    } catch (error) {
+      // A type parser source that throws: the statement's answer once the server is done with it (this runs inside
+      // pg's handler of the socket's data, where a throw would be the process's).
+      this.#failure = error as Error
+    }
   }
 
   handleDataRow (message: { fields: ReadonlyArray<string | null> }): void {

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { spawnSync } from 'node:child_process'
 import pg from 'pg'
 import { CompiledQuery } from 'kysely'
 import { createPostgresDatabase } from '../../../lib/index.js'
@@ -180,6 +181,33 @@ t.test('decoders are kept per text and row description, at most LIMIT of them, t
   const oldest = decoders.of('select 4', int, types)
   t.equal(decoders.of('select 4', int, types), oldest)
   t.equal(decoders.size, RowDecoders.LIMIT)
+})
+
+t.test('a type parser source that throws fails its statement when the server is done, once, without throwing into pg', async (t) => {
+  const answers: Array<[Error | null, unknown]> = []
+  const broken = { getTypeParser (): never { throw new Error('no parser') } }
+  const query = new RowsQuery('select 1 as a', [], new RowDecoders(), broken, (value) => value, (error, rows) => { answers.push([error, rows]) })
+  t.doesNotThrow(() => { query.handleRowDescription({ fields: [{ name: 'a', dataTypeID: 23, format: 'text' }] }) })
+  t.doesNotThrow(() => { query.handleDataRow({ fields: ['1'] }) })
+  t.same(answers, [], 'no answer before the server is done')
+  query.handleReadyForQuery()
+  t.equal(answers.length, 1)
+  t.match(answers[0][0], { message: 'no parser' })
+})
+
+t.test('a process that refuses to make code from text decodes rows by copying an empty row', async (t) => {
+  const module = new URL('../../../lib/database/rows-query.ts', import.meta.url).href
+  const script = `
+    const { RowDecoders } = await import(${JSON.stringify(module)})
+    let refused = false
+    try { new Function('return 1') } catch { refused = true }
+    const types = { getTypeParser: (oid) => oid === 23 ? (value) => Number(value) : (value) => value }
+    const decoder = new RowDecoders().of('select', [{ name: 'a', dataTypeID: 23, format: 'text' }, { name: 'b"', dataTypeID: 25, format: 'text' }], types)
+    console.log(JSON.stringify({ refused, rows: [decoder.decode(['1', null]), decoder.decode([null, 'x'])] }))
+  `
+  const child = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+  t.equal(child.status, 0, child.stderr)
+  t.same(JSON.parse(child.stdout), { refused: true, rows: [{ a: 1, 'b"': null }, { a: null, 'b"': 'x' }] })
 })
 
 t.test('pg\'s own conversion of parameters is found', async (t) => {
