@@ -473,11 +473,12 @@ async function load (server: RunningServer, scenario: Scenario, seconds: number,
   return { result, latencies: latencies.subarray(0, count).sort() }
 }
 
-/** The length of one slice: {@link DURATION} cut in equal slices of about {@link SLICE} seconds. */
+/** How many slices a round's {@link DURATION} is cut in: equal slices of about {@link SLICE} seconds. */
 function sliceCount (): number {
   return Math.max(1, Math.round(DURATION / SLICE))
 }
 
+/** The length of one slice, for the report. */
 function sliceSeconds (): string {
   return String(Math.round((DURATION / sliceCount()) * 100) / 100)
 }

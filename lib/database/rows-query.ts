@@ -9,22 +9,22 @@ import { createRequire } from 'node:module'
  * `pg` in its profile), and build each row by storing its columns one by one under their names. Per statement it
  * also leaves out an `EventEmitter`, a `Result` and their events (`row`, `end`), which nothing here listens to.
  *
- * A decoder is reused only for a row description equal to the one it was made for (the same column names, types and
- * formats, in order): a changed table or a changed type gets a new one. The type parsers are the connection's own
- * (`client.getTypeParser`: the pool's `types`, else pg's global ones), read when a decoder is made: a parser changed
- * with `pg.types.setTypeParser` after a statement text has run is not seen by that text's decoder.
+ * A decoder is reused only for a row description equal to the one it was made for (the same column names and types,
+ * in order): a changed table or a changed type gets a new one. Results are asked for as text, as pg asks for them
+ * unless its client is made with `binary: true` (such a client keeps pg's `Query`). The type parsers are the
+ * connection's own (`client.getTypeParser`: the pool's `types`, else pg's global ones), read when a decoder is made: a
+ * parser changed with `pg.types.setTypeParser` after a statement text has run is not seen by that text's decoder.
  */
 
-/** The field of a row description, as `pg-protocol` parses it. */
+/** The field of a row description, as `pg-protocol` parses it (its format is text: see the module's comment). */
 interface FieldDescription {
   readonly name: string
   readonly dataTypeID: number
-  readonly format: string
 }
 
 /** What a decoder needs of a `pg` client. */
 export interface TypeParserSource {
-  getTypeParser (oid: number, format: 'text' | 'binary'): (value: any) => unknown
+  getTypeParser (oid: number, format: 'text'): (value: string) => unknown
 }
 
 /** Converts one parameter the way `pg` does (`pg/lib/utils`'s `prepareValue`). */
@@ -46,19 +46,12 @@ interface Connection {
 class RowDecoder {
   readonly #names: readonly string[]
   readonly #types: readonly number[]
-  readonly #formats: readonly string[]
   readonly decode: RowBuilder
 
   constructor (fields: readonly FieldDescription[], types: TypeParserSource) {
     this.#names = fields.map((field) => field.name)
     this.#types = fields.map((field) => field.dataTypeID)
-    this.#formats = fields.map((field) => field.format)
-    const parsers = fields.map((field) => {
-      const format = field.format === 'binary' ? 'binary' : 'text'
-      const parse = types.getTypeParser(field.dataTypeID, format)
-      return format === 'binary' ? (value: string) => parse(Buffer.from(value)) : parse
-    })
-    this.decode = rowBuilder(this.#names, parsers)
+    this.decode = rowBuilder(this.#names, this.#types.map((type) => types.getTypeParser(type, 'text')))
   }
 
   /** Whether this decoder was made for this row description. */
@@ -66,10 +59,8 @@ class RowDecoder {
     const names = this.#names
     if (fields.length !== names.length) return false
     const types = this.#types
-    const formats = this.#formats
     for (let i = 0; i < fields.length; i++) {
-      const field = fields[i]
-      if (field.dataTypeID !== types[i] || field.name !== names[i] || field.format !== formats[i]) return false
+      if (fields[i].dataTypeID !== types[i] || fields[i].name !== names[i]) return false
     }
     return true
   }
@@ -166,7 +157,6 @@ export class RowsQuery {
    * the next statement).
    */
   submit (connection: Connection): Error | null {
-    if (!Array.isArray(this.values)) return new Error('Query values must be an array')
     if (this.values.length === 0) {
       connection.query(this.text)
       return null
