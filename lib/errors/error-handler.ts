@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { JsonApiError } from './json-api-error.js'
+import { JsonApiError, clientErrorOf } from './json-api-error.js'
 import { jsonApiError, type ErrorCode } from './error-codes.js'
 import { StorageError } from '../repository/repository.js'
 import { databaseFault, faultError } from './database-faults.js'
@@ -40,10 +40,8 @@ export function toJsonApiError (error: unknown, retryAfter = 1): JsonApiError {
   if (error instanceof SyntaxError && fastifyError?.statusCode === 400) {
     return jsonApiError('FJA_MALFORMED_JSON', { detail: 'the request body is not valid JSON', source: { pointer: '' } })
   }
-  const status = fastifyError?.statusCode
-  if (!(error instanceof StorageError) && typeof status === 'number' && status >= 400 && status < 500) {
-    return new JsonApiError({ status, code: typeof fastifyError?.code === 'string' ? fastifyError.code : undefined, detail: fastifyError?.message })
-  }
+  const client = error instanceof StorageError ? undefined : clientErrorOf(error)
+  if (client !== undefined) return client
   return jsonApiError('FJA_INTERNAL', { detail: 'the server failed to handle the request' })
 }
 

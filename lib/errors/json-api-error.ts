@@ -112,6 +112,18 @@ export class JsonApiError extends Error {
   }
 }
 
+/**
+ * The {@link JsonApiError} of an error another library made for a client's mistake (a Fastify or `http-errors` error
+ * with a 4xx `statusCode`): its status, its string `code` and its message as the detail. Undefined for anything
+ * else, a {@link JsonApiError} included.
+ */
+export function clientErrorOf (error: unknown): JsonApiError | undefined {
+  if (error instanceof JsonApiError || !(error instanceof Error)) return undefined
+  const { statusCode, code } = error as Error & { statusCode?: unknown, code?: unknown }
+  if (typeof statusCode !== 'number' || statusCode < 400 || statusCode >= 500) return undefined
+  return new JsonApiError({ status: statusCode, code: typeof code === 'string' ? code : undefined, detail: error.message })
+}
+
 function toErrorObject (init: JsonApiErrorInit): ErrorObject {
   const status = init.status
   const object: { -readonly [K in keyof ErrorObject]: ErrorObject[K] } = {

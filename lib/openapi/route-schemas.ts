@@ -334,12 +334,12 @@ export class RouteDocs {
         return {
           operationId: this.#operationId(`${verb}${pascal(type)}${pascal(name)}Members`),
           summary: `${verb === 'add' ? 'Add' : 'Remove'} members ${verb === 'add' ? 'to' : 'from'} the ${name} of a ${type}`,
-          ...(rel.toMany ? {} : { description: 'A to-one relationship has no members: always 403.' }),
+          ...(rel.toMany ? {} : { description: 'A to-one relationship has no members: 403 for a resource the request can see, else 404.' }),
           ...base,
           ...(rel.toMany ? this.#body(c.linkageBody(rel)) : {}),
           response: rel.toMany
             ? { ...this.#success(200, 'Done.', 'jsonapi.meta-document'), ...this.#errors(writes) }
-            : this.#errors([403, 406, 500]),
+            : this.#errors([403, 404, 406, 500]),
         }
       }
       default:

@@ -49,10 +49,10 @@ export function registerRelationshipRoutes (fastify: FastifyInstance, context: R
         ['PATCH', writable, replaceLinkage(context, owner, relationship), 'replace-relationship'],
         relationship.toMany
           ? ['POST', writable, changeMembers(context, owner, relationship, 'add'), 'add-relationship']
-          : ['POST', writable, refused, 'add-relationship', toOneForbidden(relationship)],
+          : ['POST', writable, refused, 'add-relationship', toOneForbidden(context, owner, relationship)],
         relationship.toMany
           ? ['DELETE', writable, changeMembers(context, owner, relationship, 'remove'), 'remove-relationship']
-          : ['DELETE', writable, refused, 'remove-relationship', toOneForbidden(relationship)],
+          : ['DELETE', writable, refused, 'remove-relationship', toOneForbidden(context, owner, relationship)],
       ]
       for (const [url, routes] of [[`${owner.path}/:id/${relationship.name}`, related], [`${owner.path}/:id/relationships/${relationship.name}`, linkage]] as const) {
         const enabled = routes.filter(([, on]) => on)
@@ -181,10 +181,13 @@ function changeMembers (context: RouteContext, owner: ResolvedResource, relation
 
 /**
  * POST and DELETE of a to-one relationship route are refused in `onRequest`, before the body is even parsed: a
- * to-one has no members, whatever the body says.
+ * to-one has no members, whatever the body says. The refusal (403) is only for an owner the request can see; for
+ * one it cannot see, or that does not exist, the answer is the 404, as for every write of an existing resource.
  */
-function toOneForbidden (relationship: ResolvedRelationship): OnRequest {
+function toOneForbidden (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): OnRequest {
   return async function toOneMembers (request) {
+    const services = await requestServices(context, request)
+    await services.assertVisible(owner, idOf(request))
     throw jsonApiError('FJA_TO_ONE_MEMBERS', {
       detail: `'${relationship.name}' is a to-one relationship: ${request.method} cannot add or remove members; PATCH it with an identifier or null`,
     })

@@ -5,6 +5,7 @@ import { readLinkage } from '../request/read-linkage.js'
 import { pageNode, queryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { relocateError } from '../errors/relocate-error.js'
+import { clientErrorOf } from '../errors/json-api-error.js'
 import type { Precondition, ResourceService } from './resource-service.js'
 import { RelationshipService } from './relationship-service.js'
 import type { ResultSet } from './result-set.js'
@@ -78,8 +79,9 @@ function locate (error: unknown, operation: Operation): unknown {
     meta.data = { type: data.type, ...(data.id === undefined ? {} : { id: data.id }), ...(data.lid === undefined ? {} : { lid: data.lid }) }
   }
   const fallback = operation.ref !== undefined ? `${operation.base}/ref` : `${operation.base}/data`
-  return relocateError(error, (item) => {
-    if (item.source?.parameter !== undefined || item.source?.header !== undefined) return { source: item.source, meta }
+  // Every error points into the request, also one whose source is a header or a parameter (a hook's 401 naming the
+  // header that identifies the user): the pointer says which operation failed, the header or parameter stays beside it.
+  return relocateError(clientErrorOf(error) ?? error, (item) => {
     const pointer = item.source?.pointer
     const located = pointer === undefined ? fallback : pointer.startsWith('/atomic:operations') ? pointer : `${operation.base}${pointer}`
     return { source: { ...item.source, pointer: located }, meta }
@@ -136,6 +138,8 @@ async function runOne (
     if (op === 'update') {
       await relationships.replace(ref.resource, ownerId, input, precondition)
     } else if (!relationship.toMany) {
+      // Refused only for an owner the request can see: else the 404, as on the relationship route.
+      await resources.assertVisible(ref.resource, ownerId)
       throw jsonApiError('FJA_TO_ONE_MEMBERS', { detail: `'${relationship.name}' is a to-one relationship: ${op} cannot add or remove members; update it instead`, source: { pointer: '/ref/relationship' } })
     } else {
       await relationships.changeMembers(ref.resource, ownerId, input, op, precondition)

@@ -433,6 +433,18 @@ export class ResourceService {
   }
 
   /**
+   * A rule's refusal of a change to an existing resource (a read-only relationship, say), answered only once the
+   * resource is known to be one the request can see: for a row that is invisible or does not exist the answer is the
+   * 404, so that no refusal tells a hidden row from a missing one. `seen`: visibility was checked already.
+   *
+   * @returns the refusal, to throw
+   */
+  async #refusal (resource: ResolvedResource, id: string, seen: boolean, refusal: unknown): Promise<unknown> {
+    if (!seen) await this.assertVisible(resource, id)
+    return refusal
+  }
+
+  /**
    * Before a `before*` hook of a change to an existing resource runs, the resource must be one the request can see:
    * a hook never judges (or refuses, revealing it) a row that is invisible or does not exist — that is a 404.
    */
@@ -448,7 +460,11 @@ export class ResourceService {
     const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined || answersAfterMore(resource, query, include)
     return this.#write(context, several, async (service, repository) => {
       const seen = await service.#holds(resource, id, precondition)
-      checkWritable(this.#graph, sent.relationships, 'update')
+      try {
+        checkWritable(this.#graph, sent.relationships, 'update')
+      } catch (error) {
+        throw await service.#refusal(resource, id, seen, error)
+      }
       await service.#visibleToHooks(resource, id, !seen && (resource.hooks.beforeUpdate !== undefined || resource.hooks.beforeLink !== undefined))
       const attributes = writableAttributes(resource, sent.attributes)
       const writable = attributes === sent.attributes ? sent : { ...sent, attributes }
@@ -474,7 +490,11 @@ export class ResourceService {
     const several = resource.hasWriteHooks || inputs.some(isStoredElsewhere) || precondition !== undefined
     await this.#write({ resource, action: 'update', base: '/data' }, several, async (service) => {
       const seen = await service.#holds(resource, id, precondition)
-      checkWritable(this.#graph, inputs, 'update')
+      try {
+        checkWritable(this.#graph, inputs, 'update')
+      } catch (error) {
+        throw await service.#refusal(resource, id, seen, error)
+      }
       await service.#visibleToHooks(resource, id, !seen && resource.hooks.beforeLink !== undefined)
       await service.beforeLinks(resource, id, inputs, 'replace')
       await service.#link(resource, id, inputs, {}, [])

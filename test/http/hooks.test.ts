@@ -64,6 +64,10 @@ const book = define({
       if (input.attributes.title === 'refuse') {
         throw new JsonApiError({ status: 422, code: 'APP_TITLE', detail: 'no such title', source: { pointer: '/data/attributes/title' } })
       }
+      if (input.attributes.title === 'plain') {
+        // an error of another library (http-errors, @fastify/sensible): a status and a code, no JSON:API members
+        throw Object.assign(new Error('plain titles are refused'), { statusCode: 403, code: 'APP_PLAIN' })
+      }
       if (input.attributes.title === 'wrong name') return { ...input, attributes: { ...input.attributes, colour: 'red' } as never }
       if (input.attributes.title === 'wrong value') return { ...input, attributes: { ...input.attributes, pages: 'many' as never } }
       if (input.attributes.title === 'replace') {
@@ -278,6 +282,8 @@ t.test('inside operations: one context for the batch, hooks per operation, error
     [{ op: 'remove', ref: { type: 'book', id: '2' } }, 409, 'APP_TOO_BIG', '/atomic:operations/1/ref'],
     [{ op: 'add', ref: { type: 'book', id: '1', relationship: 'shelves' }, data: [{ type: 'shelf', id: '3' }] }, 403, 'APP_SHELF', '/atomic:operations/1/data'],
     [{ op: 'add', data: { type: 'book', attributes: { title: 'boom' } } }, 409, 'APP_BOOM', '/atomic:operations/1/data'],
+    [{ op: 'add', data: { type: 'book', attributes: { title: 'plain' } } }, 403, 'APP_PLAIN', '/atomic:operations/1/data'],
+    [{ op: 'update', data: { type: 'book', id: '1', attributes: { title: 'x' } }, meta: { ifMatch: '"stale"' } }, 412, 'FJA_PRECONDITION_FAILED', '/atomic:operations/1/meta/ifMatch'],
   ]
   for (const [operation, status, code, pointer] of failing) {
     const before = await snapshot()

@@ -341,7 +341,12 @@ t.test('cannot POST or DELETE members of a to-one: 403, decided before the body 
       })
     }
   }
-  await failsUnchanged(t, 'POST', '/users/99/relationships/group', { data: { type: 'group', id: '1' } }, { status: 403, code: 'FJA_TO_ONE_MEMBERS' })
+  // no such user: the 404 comes first, as for every write of a resource that does not exist (or is not visible)
+  for (const url of ['/users/99/relationships/group', '/users/abc/relationships/group']) {
+    for (const method of ['POST', 'DELETE'] as const) {
+      await failsUnchanged(t, method, url, { data: { type: 'group', id: '1' } }, { status: 404, code: 'FJA_RESOURCE_NOT_FOUND' })
+    }
+  }
 })
 
 t.test('cannot POST or DELETE members of a to-one even when the body is not JSON: 403', async (t) => {
