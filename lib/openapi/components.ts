@@ -370,7 +370,7 @@ export class OpenApiComponents {
     this.#add(item, { anyOf: forms })
     this.#add(this.of(resource, 'filter'), {
       anyOf: [arrayOf(self), self],
-      description: `A filter of \`${resource.type}\`: one filter object or an array of them (ANDed).`,
+      description: `A filter of \`${resource.type}\` inside a relationship filter's \`val\`: one filter object or an array of them (ANDed).`,
     })
   }
 

@@ -365,11 +365,12 @@ export class RouteDocs {
     properties.sort = { allOf: [c.ref(c.of(resource, 'sort'))], description: `At most ${limits.sort.maxKeys} sort keys, comma-separated, each following at most ${limits.sort.maxDepth} to-one relationships; \`-\` for descending.` }
     properties.filter = {
       'x-consume': 'application/json',
-      allOf: [c.ref(c.of(resource, 'filter'))],
-      description: 'The JSON filter: an array of filter objects, URL-encoded (`[{"name":"age","op":"gt","val":30}]`). See docs/querying.md.',
+      type: 'array',
+      items: c.ref(c.of(resource, 'filter-item')),
+      description: 'The JSON filter: an array of filter objects (ANDed), URL-encoded (`[{"name":"age","op":"gt","val":30}]`); a lone object is a 400. See docs/querying.md.',
     }
     for (const attribute of [resource.idAttribute, ...resource.visibleAttributes]) {
-      if (!attribute.filterable || !BUILTIN_OPERATORS.eq.kinds.includes(attribute.valueKind)) continue
+      if (!attribute.filterable || !(attribute.operators.has('eq') || BUILTIN_OPERATORS.eq.kinds.includes(attribute.valueKind))) continue
       properties[`filter[${attribute.name}]`] = { type: 'string', description: `Only resources whose \`${attribute.name}\` equals this value.` }
     }
     for (const relationship of resource.relationships.values()) {

@@ -95,7 +95,12 @@ class FilterReader {
         } catch {
           throw this.#fail('', 'the filter is not valid JSON (a URL-encoded JSON array of filter objects)')
         }
-        if (Array.isArray(parsed) && parsed.length === 0) continue
+        if (!Array.isArray(parsed)) {
+          throw this.#fail('', isObject(parsed)
+            ? `the filter is a JSON array of filter objects: wrap the object in an array, filter=[${show(parsed)}]`
+            : `the filter is a JSON array of filter objects, got ${show(parsed)}`)
+        }
+        if (parsed.length === 0) continue
         items.push(this.#item(parsed, resource, '', 1))
       } else {
         items.push(this.#simple(name.slice('filter['.length, -1), value, resource))
@@ -106,7 +111,8 @@ class FilterReader {
   }
 
   /**
-   * `filter[name]=value`: equality, with `<relationship>_id` for the related id. Each counts as a node at the first
+   * `filter[name]=value`: equality (the attribute's own `eq` operator when it declares one), with `<relationship>_id`
+   * for the related id. Each counts as a node at the first
    * level; its relationship steps (`_id` is one) nest deeper.
    */
   #simple (name: string, value: string, resource: ResolvedResource): FilterNode {
@@ -124,6 +130,11 @@ class FilterReader {
       return this.#wrap([...path, relationship], compareNode(target.idAttribute, 'eq', this.#coerce(target.idAttribute, value, '')))
     }
     const resolved = this.#attribute(owner, last, '')
+    // The simple form is `eq` on the attribute, whatever `eq` means there: the application's own, when it declares one.
+    const custom = resolved.operators.get('eq')
+    if (custom !== undefined) {
+      return this.#wrap(path, customNode(resolved, custom, this.#checkValue(custom.schema, value, '', `'eq' on '${resolved.name}'`)))
+    }
     if (!BUILTIN_OPERATORS.eq.kinds.includes(resolved.valueKind)) {
       throw this.#fail('', `'${name}' (${resolved.valueKind}) cannot be compared for equality; use the JSON filter`)
     }

@@ -1,6 +1,6 @@
 import { FormatRegistry, type TObject, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { ValueErrorType } from '@sinclair/typebox/errors'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 
 /** One problem found in an input object. `path` is a JSON pointer relative to the object. */
 export interface InputProblem {
@@ -132,6 +132,33 @@ function describe (schema: TSchema): string {
   return typeof schema.format === 'string' ? `${type} (${schema.format})` : type
 }
 
+/** Whether a value is of the JSON type a schema names (`integer` takes any number: its own check says more). */
+function ofType (schema: TSchema, value: unknown): boolean {
+  switch (schema.type) {
+    case 'null': return value === null
+    case 'integer': case 'number': return typeof value === 'number'
+    case 'string': case 'boolean': return typeof value === schema.type
+    case 'array': return Array.isArray(value)
+    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value)
+    default: return false
+  }
+}
+
+/**
+ * The message of a value no member of a union accepts. When exactly one member is of the value's type (`-1` against
+ * `Integer({ minimum: 0 }) | Null`), what that member says (`Expected integer to be greater or equal to 0`): the limit
+ * it failed, as without the union. Otherwise what the union accepts: `expected integer or null, got "old"`.
+ */
+function unionMessage (error: ValueError): string {
+  const members = (error.schema.anyOf ?? error.schema.oneOf) as TSchema[] | undefined
+  const candidates = members?.flatMap((member, index) => ofType(member, error.value) ? [index] : []) ?? []
+  if (candidates.length === 1) {
+    const inner = error.errors[candidates[0]]?.First()
+    if (inner !== undefined && inner.path === error.path) return MESSAGES[inner.type] ?? inner.message
+  }
+  return `expected ${describe(error.schema)}, got ${JSON.stringify(error.value)}`
+}
+
 const MESSAGES: Partial<Record<ValueErrorType, string>> = {
   [ValueErrorType.ObjectRequiredProperty]: 'is required',
   [ValueErrorType.ObjectAdditionalProperties]: 'is not a known field',
@@ -160,7 +187,7 @@ export function compileInput (schema: TObject): CompiledInput {
         const kind = error.type === ValueErrorType.ObjectRequiredProperty
           ? 'missing'
           : error.type === ValueErrorType.ObjectAdditionalProperties ? 'unknown' : 'invalid'
-        const message = error.type === ValueErrorType.Union ? `expected ${describe(error.schema)}, got ${JSON.stringify(error.value)}` : MESSAGES[error.type] ?? error.message
+        const message = error.type === ValueErrorType.Union ? unionMessage(error) : MESSAGES[error.type] ?? error.message
         problems.push({ kind, field, path: error.path, message })
       }
       return problems

@@ -112,7 +112,6 @@ t.test('boolean forms: and, or, not, nested, and the top-level array', async (t)
   t.same(await usersWhere([{ not: { name: 'gender', op: 'eq', val: 'female' } }]), ['3'], 'NOT keeps SQL NULL semantics')
   t.same(await usersWhere([{ not: { or: [{ name: 'name', op: 'eq', val: 'ada' }, { name: 'name', op: 'eq', val: 'grace' }] } }]), ['3', '4'])
   t.same(await usersWhere([{ or: [{ and: [{ name: 'age', op: 'gt', val: 30 }, { not: { name: 'email', op: 'is_', val: null } }] }, { name: 'name', op: 'eq', val: 'linus' }] }]), ['1', '3'])
-  t.same(await usersWhere({ name: 'name', op: 'eq', val: 'ada' }), ['1'], 'a single filter object stands for itself')
   t.same(await usersWhere([]), ['1', '2', '3', '4'], 'an empty array filters nothing')
 })
 
@@ -256,6 +255,24 @@ t.test('cannot filter with bad names, operators, types or values', async (t) => 
     const response = await api.request('GET', url)
     t.equal(response.status, 400, url)
     t.same(response.body.errors[0].source, { parameter }, url)
+  }
+  // The JSON filter is an array: a lone filter object (or any other JSON value) is refused, and the detail says how
+  // to write it (decisions: "a lone object is a 400 whose detail says to wrap it in an array").
+  const lone: Array<[unknown, RegExp]> = [
+    [{ name: 'age', op: 'eq', val: 1 }, /^the filter is a JSON array of filter objects: wrap the object in an array, filter=\[\{"name":"age","op":"eq","val":1\}\]$/],
+    [{ or: [{ name: 'age', op: 'eq', val: 1 }] }, /wrap the object in an array/],
+    [{}, /wrap the object in an array/],
+    ['age', /^the filter is a JSON array of filter objects, got "age"$/],
+    [5, /^the filter is a JSON array of filter objects, got 5$/],
+    [null, /^the filter is a JSON array of filter objects, got null$/],
+  ]
+  for (const [filter, detail] of lone) {
+    for (const path of ['/users', '/users/1/computers', '/users/1/relationships/computers']) {
+      const response = await api.request('GET', `${path}?filter=${encodeURIComponent(JSON.stringify(filter))}`)
+      t.equal(response.status, 400, `${path}: ${JSON.stringify(filter)}`)
+      t.same(response.body.errors[0].source, { parameter: 'filter' })
+      t.match(response.body.errors[0].detail, detail)
+    }
   }
   // PostgreSQL has no `uuid = text`: a text attribute compared with a UUID id is refused from the declarations,
   // before any SQL runs (it was a 500).

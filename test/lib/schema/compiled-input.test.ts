@@ -3,7 +3,8 @@
  * or in a member name at any depth, with `~` and `/` escaped as RFC 6901 writes them.
  */
 import t from 'tap'
-import { escapePointerToken, findNulCharacter, findUnstorable } from '../../../lib/schema/compiled-input.js'
+import { Type } from '@sinclair/typebox'
+import { compileInput, escapePointerToken, findNulCharacter, findUnstorable } from '../../../lib/schema/compiled-input.js'
 
 t.test('findNulCharacter points at the first NUL, in a value or a member name, at any depth', async (t) => {
   t.equal(findNulCharacter({ name: 'plain', words: ['a', 'b'], n: 3, nothing: null }), undefined, 'none')
@@ -33,4 +34,26 @@ t.test('escapePointerToken writes ~ and / as RFC 6901 does', async (t) => {
   t.equal(escapePointerToken('name'), 'name')
   t.equal(escapePointerToken('a/b~c'), 'a~1b~0c')
   t.equal(escapePointerToken('~1'), '~01', '~ first, so that ~1 stays two characters')
+})
+
+t.test('a nullable schema names the limit a value failed, as the schema without null does', async (t) => {
+  const input = compileInput(Type.Object({
+    age: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+    plain: Type.Optional(Type.Integer({ minimum: 0 })),
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 3 }), Type.Null()])),
+    day: Type.Optional(Type.Union([Type.String({ format: 'date' }), Type.Null()])),
+    kind: Type.Optional(Type.Union([Type.Literal('a'), Type.Literal('b')])),
+    either: Type.Optional(Type.Union([Type.String(), Type.Integer({ minimum: 0 })])),
+  }, { additionalProperties: false }))
+  const [nullable] = input.check({ age: -1 })
+  const [plain] = input.check({ plain: -1 })
+  t.match(nullable, { kind: 'invalid', field: 'age', path: '/age', message: /greater or equal to 0/ })
+  t.equal(nullable.message, plain.message, 'the same message with or without null')
+  t.match(input.check({ age: 1.5 })[0].message, /integer/)
+  t.match(input.check({ name: 'abcd' })[0].message, /length less or equal to 3/)
+  t.match(input.check({ day: '2020-02-30' })[0].message, /'date' format/)
+  t.equal(input.check({ age: 'old' })[0].message, 'expected integer or null, got "old"', 'a value of no member\'s type: what the union accepts')
+  t.equal(input.check({ kind: 'c' })[0].message, 'expected "a" or "b", got "c"')
+  t.equal(input.check({ either: -1 })[0].message, input.check({ plain: -1 })[0].message, 'the one member of the value\'s type')
+  t.same(input.check({ age: null, name: null, day: null }), [])
 })

@@ -1,5 +1,7 @@
-// A client value that makes a custom operator fail in the database (an invalid regular expression, a number out of
-// its type's range, text that is no date) is the client's mistake: a 400 naming the filter parameter, never a 500.
+// Custom operators on an application of their own. One named like a built-in replaces it in every form: a
+// case-insensitive `eq` is what `filter[word]=SEA` means too. A client value that makes a custom operator fail in the
+// database (an invalid regular expression, a number out of its type's range, text that is no date) is the client's
+// mistake: a 400 naming the filter parameter, never a 500.
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
@@ -20,14 +22,18 @@ const regex = defineOperator({ name: 'regex', schema: Type.String(), apply: ({ c
 // The value is cast in SQL: only PostgreSQL knows whether it fits.
 const smallerThan = defineOperator({ name: 'smaller_than', schema: Type.String(), apply: ({ column, value }) => sql<boolean>`${column} < ${value}::smallint` })
 const since = defineOperator({ name: 'since_day', schema: Type.String(), apply: ({ value }) => sql<boolean>`now() > ${value}::date` })
+// Equality without regard to letter case: replaces the built-in `eq` of `word`.
+const sameWord = defineOperator({ name: 'eq', schema: Type.String(), apply: ({ column, value }) => sql<boolean>`lower(${column}) = lower(${value})` })
+// An `eq` of its own on an integer: the simple form's value is converted to the operator's schema.
+const sizeEq = defineOperator({ name: 'eq', schema: Type.Integer(), apply: ({ column, value }) => sql<boolean>`${column} = ${value}::integer * 1` })
 
 const word = defineResource({
   type: 'word',
   path: '/words',
   table: 'co_words',
   attributes: {
-    word: { schema: Type.String(), operators: [regex, since] },
-    size: { schema: Type.Integer(), operators: [smallerThan] },
+    word: { schema: Type.String(), operators: [regex, since, sameWord] },
+    size: { schema: Type.Integer(), operators: [smallerThan, sizeEq] },
   },
 })
 
@@ -46,6 +52,20 @@ t.test('custom operators work with good values', async (t) => {
   t.same(matched.body.data.map((item: { attributes: { word: string } }) => item.attributes.word), ['sea', 'hill'])
   const smaller = await injectJsonApi(app, 'GET', filtered([{ name: 'size', op: 'smaller_than', val: '5' }]))
   t.same(smaller.body.data.map((item: { id: string }) => item.id), ['1', '2'])
+})
+
+t.test('an operator named like a built-in replaces it in the JSON filter and in the simple form alike', async (t) => {
+  const words = async (url: string): Promise<string[]> => {
+    const response = await injectJsonApi(app, 'GET', url)
+    t.equal(response.status, 200, url)
+    return response.body.data.map((item: { attributes: { word: string } }) => item.attributes.word)
+  }
+  t.same(await words(filtered([{ name: 'word', op: 'eq', val: 'SEA' }])), ['sea'], 'the JSON filter uses the custom eq')
+  t.same(await words('/words?filter[word]=SEA'), ['sea'], 'the simple form is the same eq')
+  t.same(await words('/words?filter[word]=Hill&filter[size]=4'), ['hill'])
+  t.same(await words('/words?filter[size]=8'), ['mountain'], 'the value is converted to the operator\'s schema')
+  const refused = await injectJsonApi(app, 'GET', '/words?filter[size]=eight')
+  assertError(t, refused, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'filter[size]', detail: /"eight" is not a valid value for 'eq' on 'size'/ })
 })
 
 t.test('cannot filter with a value the database refuses: 400 naming the filter', async (t) => {
