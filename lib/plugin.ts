@@ -2,7 +2,7 @@ import fastifyPlugin from 'fastify-plugin'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { Kysely } from 'kysely'
 import { OPTION_KEYS, type JsonApiOptions } from './options.js'
-import { resolveResources } from './schema/resolve-resources.js'
+import { registrationWarnings, resolveResources } from './schema/resolve-resources.js'
 import { unknownKey, unknownKeyMessage } from './schema/known-keys.js'
 import { KyselyRepository } from './repository/kysely/kysely-repository.js'
 import type { Repository } from './repository/repository.js'
@@ -161,6 +161,11 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   const { repository, readRepository } = resolveRepositories(options)
   const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '')
   const graph = resolveResources(options.resources)
+  // Loud without a logger too: a Fastify without one drops `log.warn`, and these mean a route that cannot work.
+  for (const warning of registrationWarnings(graph)) {
+    if (fastify.log.level === undefined) process.emitWarning(warning, { code: 'FJA_DECLARATION_WARNING' })
+    else fastify.log.warn(warning)
+  }
   if (options.context !== undefined && typeof options.context !== 'function') {
     throw new JsonApiOptionsError('`context` must be a function of the request')
   }

@@ -23,6 +23,23 @@ const RESERVED_FIELDS = new Set(['id', 'type', 'links', 'relationships'])
  * Resolves the declarations into an immutable resource graph: every default applied, every reference checked,
  * input schemas derived and compiled. Throws a {@link ResourceConfigError} naming the resource and field at fault.
  */
+/**
+ * What the declarations allow but cannot work as they likely mean, one sentence each naming the resource and field:
+ * a text id that nothing assigns (clients may not send it, no `beforeCreate` hook sets it, and a database seldom has
+ * a default for text), so that every create of the type fails.
+ */
+export function registrationWarnings (graph: ResourceGraph): string[] {
+  const warnings: string[] = []
+  for (const resource of graph.resources) {
+    if (resource.idKind === 'text' && resource.clientIds === 'forbidden' && resource.routes.create && resource.hooks.beforeCreate === undefined) {
+      warnings.push(`fastify-jsonapi: resource '${resource.type}', field 'id': a text id is never assigned — clients may not send one (clientIds: 'forbidden') `
+        + `and no beforeCreate hook sets it, so a create works only if the database gives column '${resource.idColumn}' a default. `
+        + 'Set clientIds to \'required\' (or \'allowed\'), or assign the id in beforeCreate')
+    }
+  }
+  return warnings
+}
+
 export function resolveResources (declarations: readonly AnyResourceDeclaration[]): ResourceGraph {
   if (!Array.isArray(declarations) || declarations.length === 0) {
     throw new ResourceConfigError('(none)', undefined, 'the `resources` option must be a non-empty array')

@@ -17,10 +17,16 @@ function onOwnTable (error: StorageError, resource: ResolvedResource): boolean {
   return error.table === undefined || error.table === resource.table.split('.').pop()
 }
 
-function sourceOf (error: StorageError, context: WriteContext): { source?: ErrorSource; field?: string } {
+/**
+ * The member a failed column stands for: the id, an attribute or a relationship stored in the row (`field`); for a
+ * column of the type's own table that no declaration names (a NOT NULL column the application fills itself, or
+ * forgot), the resource object, with the column named (`column`).
+ */
+function sourceOf (error: StorageError, context: WriteContext): { source?: ErrorSource; field?: string; column?: string } {
   const { resource, base } = context
   if (!onOwnTable(error, resource)) return {}
   for (const column of error.columns) {
+    if (column === resource.idColumn) return { source: { pointer: `${base}/id` }, field: 'id' }
     for (const attribute of resource.attributes.values()) {
       if (attribute.column === column && !attribute.hidden) return { source: { pointer: `${base}/attributes/${attribute.name}` }, field: attribute.name }
     }
@@ -30,7 +36,15 @@ function sourceOf (error: StorageError, context: WriteContext): { source?: Error
       }
     }
   }
-  return {}
+  const column = error.columns[0]
+  return column === undefined ? {} : { source: { pointer: base }, column }
+}
+
+/** What a missing value of the id means: a client that must send one, or a server that assigns none. */
+function missingId (resource: ResolvedResource): string {
+  return resource.clientIds === 'forbidden'
+    ? `a new '${resource.type}' gets no id: clients may not send one (clientIds: 'forbidden') and the database assigns none`
+    : `a new '${resource.type}' needs an id: send it as \`data.id\``
 }
 
 type ClientKind = Exclude<StorageError['kind'], DatabaseFault>
@@ -55,8 +69,8 @@ export function explainStorageError (error: unknown, context: WriteContext): unk
   // A fault of the database itself is not about the request: the error handler answers 503.
   if (!(error instanceof StorageError) || databaseFault(error) !== undefined) return error
   const kind = error.kind as ClientKind
-  const { source, field } = sourceOf(error, context)
-  const what = field === undefined ? '' : ` ('${field}')`
+  const { source, field, column } = sourceOf(error, context)
+  const what = field !== undefined ? ` ('${field}')` : column !== undefined ? ` (column '${column}', which no field of '${context.resource.type}' writes)` : ''
   const type = context.resource.type
   // A constraint of another table (a join table's unique pair, a related row's key) is about a link, not this type.
   const own = onOwnTable(error, context.resource)
@@ -65,11 +79,15 @@ export function explainStorageError (error: unknown, context: WriteContext): unk
     'foreign-key': context.action === 'delete'
       ? `the '${type}' is still referenced by other resources`
       : `a related resource${what} does not exist or is still referenced`,
-    'not-null': `a required value${what} is missing`,
+    'not-null': field === 'id' ? missingId(context.resource) : `a required value${what} is missing`,
     check: `a value${what} breaks a constraint of '${type}'`,
     'invalid-value': `a value${what} is not valid for its type`,
     'out-of-range': `a number${what} is out of the range its column can store`,
     'too-long': `a value${what} is too long`,
   }
-  return jsonApiError(CODES[kind], { detail: details[kind], ...(source === undefined ? {} : { source }) })
+  return jsonApiError(CODES[kind], {
+    detail: details[kind],
+    ...(source === undefined ? {} : { source }),
+    ...(column === undefined ? {} : { meta: { column } }),
+  })
 }

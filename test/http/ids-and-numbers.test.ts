@@ -403,3 +403,37 @@ t.test('id declarations are checked at registration', async (t) => {
   const string = await build([{ type: 'thing', id: { kind: 'text', pattern: '[a-z]+' } }])
   t.ok(string, 'a pattern may be given as its source')
 })
+
+t.test('a text id that nothing assigns: a warning at registration naming the resource, and a 422 at /data/id, not a bare 422', async (t) => {
+  await sql`create table memos (slug text primary key, body text not null, owner text not null)`.execute(db)
+  t.teardown(async () => { await sql`drop table memos`.execute(db) })
+  const memo = defineResource({
+    type: 'memo',
+    path: '/memos',
+    table: 'memos',
+    id: { column: 'slug', kind: 'text', pattern: /[a-z]+/ },
+    attributes: { body: { schema: Type.String(), required: true } },
+  })
+  // with a logger: a warning in the log
+  const lines: Array<{ level: number, msg: string }> = []
+  const logged = await build([memo], { logger: { level: 'warn', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
+  t.match(lines, [{ level: 40, msg: /^fastify-jsonapi: resource 'memo', field 'id': a text id is never assigned .* Set clientIds to 'required'/ }])
+  // without one: a process warning (Fastify without a logger drops log.warn)
+  const warnings: Error[] = []
+  const onWarning = (warning: Error): void => { warnings.push(warning) }
+  process.on('warning', onWarning)
+  await build([memo])
+  await new Promise((resolve) => setImmediate(resolve))
+  process.off('warning', onWarning)
+  t.match(warnings, [{ name: 'Warning', code: 'FJA_DECLARATION_WARNING', message: /resource 'memo', field 'id'/ }])
+  // the create fails with a pointer at the id and says why
+  const created = await injectJsonApi(logged, 'POST', '/memos', { body: { data: { type: 'memo', attributes: { body: 'x' } } } })
+  assertErrors(t, created, [{ status: 422, code: 'FJA_NOT_NULL_VIOLATION', pointer: '/data/id', detail: /a new 'memo' gets no id: clients may not send one \(clientIds: 'forbidden'\) and the database assigns none/ }])
+  // a NOT NULL column that no field writes: named, at the resource object
+  const withIds = await build([{ ...memo, clientIds: 'required' }])
+  const unnamed = await injectJsonApi(withIds, 'POST', '/memos', { body: { data: { type: 'memo', id: 'one', attributes: { body: 'x' } } } })
+  assertErrors(t, unnamed, [{ status: 422, code: 'FJA_NOT_NULL_VIOLATION', pointer: '/data', meta: { column: 'owner' }, detail: /a required value \(column 'owner', which no field of 'memo' writes\) is missing/ }])
+  t.same((await sql`select count(*)::int as n from memos`.execute(db)).rows, [{ n: 0 }], 'nothing written')
+  const required = await injectJsonApi(withIds, 'POST', '/memos', { body: { data: { type: 'memo', attributes: { body: 'x' } } } })
+  t.equal(required.status, 422, 'clientIds required: a create without an id is refused before any SQL')
+})
