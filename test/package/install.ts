@@ -1,21 +1,31 @@
 // What a user installs is what we test: `npm pack` this checkout, install the tarball into an empty TypeScript app
-// with the README's own install commands, and prove that the app
-//   - type-checks under NodeNext and under bundler resolution,
+// with the README's own install commands and `tsconfig.json`, and prove that the app
+//   - type-checks under NodeNext (with the newest TypeScript and with the oldest the README names) and under bundler
+//     resolution,
 //   - serves a request on the embedded database (ESM, and CommonJS through `require()`),
 //   - fails to compile the classic declaration mistakes (the typos of issue 11),
-// and that the tarball holds the build, its declarations and self-contained source maps, and nothing else.
+// that the tarball holds the build, its declarations and self-contained source maps, the guides (docs/*.md), and
+// nothing else, and that every relative link of its Markdown pages leads to a file (and heading) inside it.
 //
-// Not part of `npm test` (it installs from the npm registry and takes about a minute): `.ci/run` runs it as its own
-// step through `npm run test:package`.
+// Not part of `npm test` (it installs from the npm registry and takes a minute or two): `.ci/run` runs it as its own
+// step through `npm run test:package`, on the machine's Node.js and on other majors (the `node` first on PATH runs
+// npm, this test and the scratch app alike). FJA_EXPECT_NODE_MAJOR (`22`) makes it fail unless all of them run on
+// that major, so that a PATH mistake cannot test the wrong Node.js.
 import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, readdir, rm, writeFile, mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, normalize, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '../..')
+const tarball = (directory: string) => join(directory, 'fastify-jsonapi-0.1.0.tgz')
+
+/** The Node.js major the run must be on (`.ci/run` sets it), or none: then the major of this process. */
+const expectedNodeMajor = process.env.FJA_EXPECT_NODE_MAJOR || undefined
+const majorOf = (version: string) => version.replace(/^v/, '').split('.')[0]
+const nodeMajor = expectedNodeMajor ?? majorOf(process.version)
 
 // The scratch app runs as a user's would: without tap's loaders (NODE_OPTIONS) and settings.
 const cleanEnvironment = Object.fromEntries(Object.entries({ ...process.env, npm_config_loglevel: 'error' })
@@ -34,10 +44,15 @@ async function sh (command: string, cwd: string): Promise<Result> {
   }
 }
 
+/** The README's "Install" section (its subsections included). */
+async function installSection (): Promise<string> {
+  const readme = await readFile(join(root, 'README.md'), 'utf8')
+  return /^## Install\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? ''
+}
+
 /** The `npm install …` lines of the README's "Install" section, as a user would copy them. */
 async function documentedInstallCommands (): Promise<string[]> {
-  const readme = await readFile(join(root, 'README.md'), 'utf8')
-  const section = /^## Install\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? ''
+  const section = await installSection()
   const commands = [...section.matchAll(/^```sh\n([\s\S]*?)^```/gm)]
     .flatMap((block) => (block[1] ?? '').split('\n'))
     .map((line) => line.replace(/#.*$/, '').trim())
@@ -45,22 +60,135 @@ async function documentedInstallCommands (): Promise<string[]> {
   return commands
 }
 
+/** The `tsconfig.json` of the README's "Install" section, as written, and its compiler options (none if it is not
+ * there or not JSON). */
+async function documentedTsconfig (): Promise<{ text: string, compilerOptions?: Record<string, unknown> }> {
+  const text = [...(await installSection()).matchAll(/^```json\n([\s\S]*?)^```/gm)]
+    .map((block) => block[1] ?? '').find((block) => block.includes('"compilerOptions"')) ?? ''
+  try {
+    return { text, compilerOptions: (JSON.parse(text) as { compilerOptions?: Record<string, unknown> }).compilerOptions }
+  } catch {
+    return { text }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Relative links of Markdown pages
+
+/** The lines of a Markdown page with those of its fenced code blocks blanked (line numbers stay). */
+function proseLines (markdown: string): string[] {
+  let fence: string | undefined
+  return markdown.split('\n').map((line) => {
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1]
+    if (fence === undefined) {
+      if (marker === undefined) return line
+      fence = marker
+    } else if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) {
+      fence = undefined
+    }
+    return ''
+  })
+}
+
+/** The anchors of a page as GitHub makes them: each heading's text (inline markup dropped) in lower case, without
+ * punctuation, spaces turned into hyphens, `-1`, `-2` … after repeats (github-slugger); and `<a id|name="…">`. */
+function anchorsOf (markdown: string): Set<string> {
+  const anchors = new Set<string>()
+  const seen = new Map<string, number>()
+  for (const line of proseLines(markdown)) {
+    for (const tag of line.matchAll(/<a\s[^>]*\b(?:id|name)="([^"]+)"/g)) anchors.add(tag[1] ?? '')
+    const heading = /^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/.exec(line)?.[1]
+    if (heading === undefined) continue
+    const text = heading.replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/<[^>]+>/g, '').replace(/\\(.)/g, '$1').replace(/[`*]/g, '')
+    const slug = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-')
+    const count = seen.get(slug) ?? 0
+    seen.set(slug, count + 1)
+    anchors.add(count === 0 ? slug : `${slug}-${count}`)
+  }
+  return anchors
+}
+
+/** The relative targets of a page's links: inline links and images (`[text](target)`), reference definitions
+ * (`[name]: target`); not in code. */
+function relativeLinksOf (markdown: string): Array<{ line: number, target: string }> {
+  return proseLines(markdown).flatMap((prose, index) => {
+    const line = prose.replace(/`[^`]*`/g, (code) => ' '.repeat(code.length))
+    const targets = [
+      ...[...line.matchAll(/\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+"[^"]*")?\s*\)/g)].map((match) => match[1] ?? ''),
+      ...(/^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)/.exec(line)?.slice(1) ?? []),
+    ].map((target) => target.replace(/^<(.*)>$/, '$1'))
+    return targets.filter((target) => !/^([a-z][a-z0-9+.-]*:|\/\/)/i.test(target)).map((target) => ({ line: index + 1, target }))
+  })
+}
+
+let shipped: string[] = []
+
 const work = await mkdtemp(join(tmpdir(), 'fja-package-'))
 t.teardown(() => rm(work, { recursive: true, force: true }))
 const app = join(work, 'app')
 await mkdir(join(app, 'src'), { recursive: true })
 
-t.test('npm pack builds the package and ships the build only', async (t) => {
+t.test('everything runs on the expected Node.js', async (t) => {
+  const shell = (await sh('node -p process.version', work)).output.trim()
+  const npm = (await sh('npm version --json 2>/dev/null', work)).output
+  const npmNode = (JSON.parse(npm.startsWith('{') ? npm : '{}') as { node?: string }).node ?? `none (${npm})`
+  t.comment(`Node.js ${process.version}; the shell's \`node\` ${shell}; npm's ${npmNode}`)
+  if (expectedNodeMajor !== undefined) t.match(expectedNodeMajor, /^\d+$/, 'FJA_EXPECT_NODE_MAJOR is a major version')
+  t.equal(majorOf(process.version), nodeMajor, `this test runs on Node.js ${nodeMajor}`)
+  t.equal(majorOf(shell), nodeMajor, `the scratch app's \`node\` (and \`#!/usr/bin/env node\` scripts: npx, tsc) is ${nodeMajor}`)
+  t.equal(majorOf(npmNode), nodeMajor, `npm runs on ${nodeMajor}`)
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
+  t.ok(major > 20 || (major === 20 && minor >= 19), 'a Node.js that package.json\'s engines (>=20.19) admits')
+})
+
+t.test('npm pack builds the package and ships the build and the guides only', async (t) => {
   const packed = await sh(`npm pack --pack-destination ${JSON.stringify(work)} --json`, root)
   t.equal(packed.code, 0, packed.output)
-  const files = (await sh(`tar -tzf ${JSON.stringify(join(work, 'fastify-jsonapi-0.1.0.tgz'))}`, work)).output.split('\n').filter(Boolean)
+  const files = (await sh(`tar -tzf ${JSON.stringify(tarball(work))}`, work)).output.split('\n').filter(Boolean)
   for (const needed of ['index.js', 'index.d.ts', 'index.js.map', 'embedded.js', 'embedded.d.ts', 'plugin.js']) {
     t.ok(files.includes(`package/dist/lib/${needed}`), `ships dist/lib/${needed}`)
   }
   for (const needed of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']) t.ok(files.includes(`package/${needed}`), `ships ${needed}`)
-  t.same(files.filter((file) => !/^package\/(dist\/lib\/.*\.(js|d\.ts|js\.map)|package\.json|README\.md|CHANGELOG\.md|LICENSE)$/.test(file)), [],
+  const guides = (await readdir(join(root, 'docs'))).filter((name) => name.endsWith('.md'))
+  t.ok(guides.length > 10, `${guides.length} guides`)
+  for (const guide of guides) t.ok(files.includes(`package/docs/${guide}`), `ships docs/${guide}`)
+  t.same(files.filter((file) => !/^package\/(dist\/lib\/.*\.(js|d\.ts|js\.map)|docs\/[^/]+\.md|package\.json|README\.md|CHANGELOG\.md|LICENSE)$/.test(file)), [],
     'nothing else: no sources, tests, examples or declaration maps')
   t.ok(files.length > 50, `${files.length} files`)
+  shipped = files.map((file) => file.replace(/^package\//, ''))
+})
+
+t.test('every relative link of the Markdown pages in the package leads into the package', async (t) => {
+  const unpacked = join(work, 'unpacked')
+  await mkdir(unpacked)
+  const extracted = await sh(`tar -xzf ${JSON.stringify(tarball(work))} -C ${JSON.stringify(unpacked)}`, work)
+  t.equal(extracted.code, 0, extracted.output)
+  const files = new Set(shipped)
+  const pages = shipped.filter((file) => file.endsWith('.md'))
+  t.ok(pages.includes('README.md') && pages.includes('docs/typescript.md'), `${pages.length} pages`)
+  const anchors = new Map<string, Set<string>>()
+  const anchorsIn = async (file: string) => {
+    let known = anchors.get(file)
+    if (known === undefined) anchors.set(file, known = anchorsOf(await readFile(join(unpacked, 'package', file), 'utf8')))
+    return known
+  }
+  t.same([...anchorsOf('# A `b` — c: d\n\n```md\n# not a heading\n```\n## A [`b`](x.md) — c: d\n\n## Memory of `page[size]=0`\n')],
+    ['a-b--c-d', 'a-b--c-d-1', 'memory-of-pagesize0'], 'anchors as GitHub makes them')
+  let links = 0
+  for (const page of pages) {
+    const broken: string[] = []
+    for (const { line, target } of relativeLinksOf(await readFile(join(unpacked, 'package', page), 'utf8'))) {
+      links++
+      const [path = '', anchor = ''] = target.split('#', 2)
+      const file = path === '' ? page : normalize(join(dirname(page), decodeURI(path)))
+      if (!files.has(file)) broken.push(`${page}:${line}: ${target}: the package has no ${file}`)
+      else if (anchor !== '' && file.endsWith('.md') && !(await anchorsIn(file)).has(decodeURIComponent(anchor))) {
+        broken.push(`${page}:${line}: ${target}: ${file} has no heading #${anchor}`)
+      }
+    }
+    t.same(broken, [], `${page}: every relative link resolves`)
+  }
+  t.ok(links > 50, `${links} relative links checked`)
 })
 
 t.test('the package metadata', async (t) => {
@@ -79,15 +207,17 @@ t.test('the README install commands install the tarball into an empty app', asyn
   t.ok(commands.length >= 2, `README documents the install: ${commands.join(' && ')}`)
   t.ok(commands.some((command) => /\bfastify-jsonapi\b/.test(command)), 'the package itself is in the commands')
   await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'scratch-app', private: true, type: 'module' }, null, 2))
-  const tarball = join(work, 'fastify-jsonapi-0.1.0.tgz')
   for (const command of commands) {
-    const local = command.replace(/(?<=\s)fastify-jsonapi(?=\s|$)/, tarball)
+    const local = command.replace(/(?<=\s)fastify-jsonapi(?=\s|$)/, tarball(work))
     const installed = await sh(`${local} --no-audit --no-fund --prefer-offline`, app)
     t.equal(installed.code, 0, `${local}\n${installed.output}`)
   }
   const manifest = JSON.parse(await readFile(join(app, 'package.json'), 'utf8'))
   t.ok(manifest.dependencies['fastify-jsonapi'], 'the app depends on the package')
   t.ok(manifest.devDependencies?.typescript, 'TypeScript comes from the documented commands')
+  const tree = await sh('npm ls --all', app)
+  t.equal(tree.code, 0, `npm ls --all: every dependency and peer dependency is satisfied\n${tree.output}`)
+  t.comment(`TypeScript ${manifest.devDependencies?.typescript}: ${(await sh('npx tsc --version', app)).output.trim()}`)
 })
 
 const appSource = `import Fastify from 'fastify'
@@ -128,7 +258,7 @@ const posted = await app.inject({
 })
 await sql\`insert into computers (serial, owner_id) values ('A1', 1)\`.execute(db)
 const read = await app.inject({ url: '/users/1?include=computers' })
-console.log(JSON.stringify({ posted: posted.statusCode, status: read.statusCode, body: read.json() }))
+console.log(JSON.stringify({ node: process.version, posted: posted.statusCode, status: read.statusCode, body: read.json() }))
 await app.close()
 `
 
@@ -144,7 +274,7 @@ async function main () {
   await app.register(jsonApi, { db, resources: [defineResource({ type: 'thing', path: '/things', table: 'things', attributes: {} })] })
   app.addHook('onClose', close)
   const response = await app.inject({ url: '/things' })
-  console.log(JSON.stringify({ status: response.statusCode, body: response.json() }))
+  console.log(JSON.stringify({ node: process.version, status: response.statusCode, body: response.json() }))
   await app.close()
 }
 main()
@@ -165,17 +295,20 @@ const typoLines = [
 ]
 const typoPreamble = `import { Type } from '@sinclair/typebox'\nimport { defineResource, defineResources } from 'fastify-jsonapi'\n`
 
-const nodeNext = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: ['node'], rootDir: 'src', outDir: 'dist' }
+const tsconfig = await documentedTsconfig()
 
-t.test('the app compiles under NodeNext and serves a request on the embedded database', async (t) => {
+t.test("the app compiles with the README's tsconfig.json and serves a request on the embedded database", async (t) => {
+  t.match(tsconfig.compilerOptions, { module: 'NodeNext', strict: true, rootDir: 'src', outDir: 'dist' },
+    `the README's "Install" section has a tsconfig.json (NodeNext, strict, src/ to dist/):\n${tsconfig.text}`)
   await writeFile(join(app, 'src/app.ts'), appSource)
   await writeFile(join(app, 'src/types.cts'), ctsSource)
-  await writeFile(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: nodeNext, include: ['src/*.ts', 'src/*.cts'] }, null, 2))
+  await writeFile(join(app, 'tsconfig.json'), tsconfig.text)
   const compiled = await sh('npx tsc -p tsconfig.json', app)
-  t.equal(compiled.code, 0, `tsc (NodeNext, strict, no skipLibCheck): ${compiled.output}`)
+  t.equal(compiled.code, 0, `tsc (the README's tsconfig.json: NodeNext, strict, no skipLibCheck): ${compiled.output}`)
   const served = await sh('node dist/app.js', app)
   t.equal(served.code, 0, served.output)
   const result = JSON.parse(served.output.trim().split('\n').at(-1) ?? '{}')
+  t.equal(majorOf(result.node ?? ''), nodeMajor, `the app runs on Node.js ${nodeMajor}: ${result.node}`)
   t.equal(result.posted, 201, 'POST /users')
   t.equal(result.status, 200, 'GET /users/1?include=computers')
   t.same(result.body.data, {
@@ -199,11 +332,26 @@ t.test('the app type-checks under bundler resolution', async (t) => {
   t.equal(checked.code, 0, checked.output)
 })
 
+t.test('the oldest TypeScript the README names compiles the app too', async (t) => {
+  const oldest = /TypeScript (\d+\.\d+) or newer/.exec(await installSection())?.[1]
+  t.ok(oldest, 'the README\'s "Install" section says "TypeScript X.Y or newer"')
+  if (oldest === undefined) return
+  const prefix = join(work, 'typescript-oldest')
+  const installed = await sh(`npm install --prefix ${JSON.stringify(prefix)} --no-audit --no-fund --prefer-offline typescript@~${oldest}`, work)
+  t.equal(installed.code, 0, installed.output)
+  const tsc = `node ${JSON.stringify(join(prefix, 'node_modules/typescript/bin/tsc'))}`
+  const version = (await sh(`${tsc} --version`, app)).output.trim()
+  t.match(version, `Version ${oldest}.`, version)
+  const checked = await sh(`${tsc} -p tsconfig.json --noEmit`, app)
+  t.equal(checked.code, 0, `${version}, the README's tsconfig.json: ${checked.output}`)
+})
+
 t.test('require() loads the package from CommonJS', async (t) => {
   await writeFile(join(app, 'require.cjs'), requireSource)
   const served = await sh('node require.cjs', app)
   t.equal(served.code, 0, served.output)
   const result = JSON.parse(served.output.trim().split('\n').at(-1) ?? '{}')
+  t.equal(majorOf(result.node ?? ''), nodeMajor, `require() on Node.js ${nodeMajor}: ${result.node}`)
   t.equal(result.status, 200)
   t.same(result.body.data, [{ type: 'thing', id: '1', attributes: {}, links: { self: '/things/1' } }])
 })
@@ -212,7 +360,7 @@ t.test('cannot compile the classic declaration mistakes', async (t) => {
   const typos = join(app, 'typos')
   await mkdir(typos, { recursive: true })
   await writeFile(join(typos, 'typos.ts'), typoPreamble + typoLines.join('\n') + '\n')
-  await writeFile(join(typos, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...nodeNext, rootDir: '.', noEmit: true }, include: ['typos.ts'] }, null, 2))
+  await writeFile(join(typos, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...tsconfig.compilerOptions, rootDir: '.', noEmit: true }, include: ['typos.ts'] }, null, 2))
   const checked = await sh('npx tsc -p typos/tsconfig.json', app)
   t.not(checked.code, 0, 'tsc fails')
   const lines = new Set([...checked.output.matchAll(/typos\.ts\((\d+),\d+\): error/g)].map((match) => Number(match[1])))
