@@ -74,8 +74,13 @@ export interface JsonApiOptions {
    * Check at `ready()` that the database has every table (or view) and column the declarations name: each resource's
    * table, id column and attribute columns (derived attributes' columns too), foreign keys, the target tables' keys of
    * inverse relationships, join tables and their columns. Everything missing is listed in one `DatabaseSchemaError`
-   * thrown by `ready()`. Default false. Needs `db` (a custom `repository` without `db` is not checked); one query
-   * through `db` at startup, so `ready()` also fails when the database cannot be reached.
+   * thrown by `ready()`, naming the resource and field that need each. One query through `db` at startup; needs `db`
+   * (a custom `repository` without `db` is not checked).
+   *
+   * - unset (the default): checked; a database that cannot be reached at `ready()` is a warning (the routes answer 503
+   *   until it can), not a failure;
+   * - `true`: checked, and `ready()` fails when the database cannot be reached too;
+   * - `false`: not checked.
    */
   readonly checkDatabaseSchema?: boolean
 }

@@ -7,6 +7,7 @@ import { unknownKey, unknownKeyMessage } from './schema/known-keys.js'
 import { KyselyRepository } from './repository/kysely/kysely-repository.js'
 import type { Repository } from './repository/repository.js'
 import { checkDatabaseSchema } from './repository/kysely/check-database-schema.js'
+import { databaseFault } from './errors/database-faults.js'
 import { jsonApiErrorHandler, JSONAPI_MEDIA_TYPE } from './errors/error-handler.js'
 import { jsonApiError } from './errors/error-codes.js'
 import { negotiate } from './request/media-type.js'
@@ -156,16 +157,21 @@ function resolveRepositories (options: JsonApiOptions): { repository: Repository
   return { repository, readRepository: new KyselyRepository(options.readDb) }
 }
 
+/**
+ * A warning about the application's setup, where it will be seen: its logger, or, for a Fastify without one (which
+ * drops `log.warn`), a process warning on stderr with `code`.
+ */
+function warnLoudly (fastify: FastifyInstance, message: string, code: string): void {
+  if (fastify.log.level === undefined) process.emitWarning(message, { code })
+  else fastify.log.warn(message)
+}
+
 const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin (fastify: FastifyInstance, options: JsonApiOptions) {
   checkOptionKeys(options)
   const { repository, readRepository } = resolveRepositories(options)
   const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '')
   const graph = resolveResources(options.resources)
-  // Loud without a logger too: a Fastify without one drops `log.warn`, and these mean a route that cannot work.
-  for (const warning of registrationWarnings(graph)) {
-    if (fastify.log.level === undefined) process.emitWarning(warning, { code: 'FJA_DECLARATION_WARNING' })
-    else fastify.log.warn(warning)
-  }
+  for (const warning of registrationWarnings(graph)) warnLoudly(fastify, warning, 'FJA_DECLARATION_WARNING')
   if (options.context !== undefined && typeof options.context !== 'function') {
     throw new JsonApiOptionsError('`context` must be a function of the request')
   }
@@ -197,12 +203,19 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     lifecycle,
   })
 
-  // Opt-in: at ready, the tables and columns the declarations name must exist (a custom repository without `db` has
-  // no Kysely instance to ask).
+  // At ready, unless turned off: the tables and columns the declarations name must exist (a custom repository without
+  // `db` has no Kysely instance to ask). A misspelt foreign key fails the start, naming the resource and field, instead
+  // of answering 500s. By default a database that cannot be reached then is only a warning: it may come up later.
   const db = options.db
-  if (options.checkDatabaseSchema === true && db !== undefined) {
+  if (options.checkDatabaseSchema !== false && db !== undefined) {
+    const strict = options.checkDatabaseSchema === true
     fastify.addHook('onReady', async function jsonApiCheckDatabaseSchema () {
-      await checkDatabaseSchema(db, graph)
+      try {
+        await checkDatabaseSchema(db, graph)
+      } catch (error) {
+        if (strict || databaseFault(error) === undefined) throw error
+        warnLoudly(fastify, `fastify-jsonapi: could not check the database schema at ready (${(error as Error).message}); set checkDatabaseSchema: true to fail the start instead`, 'FJA_SCHEMA_UNCHECKED')
+      }
     })
   }
 

@@ -1,5 +1,5 @@
 /**
- * The resource types of the example application (see the contract in the guide `example-app.md`).
+ * The resource types of the example application: the reference service that the docs quote and the tests drive.
  *
  * Every attribute that is stored and visible is filterable and sortable by default, so those flags are left unset.
  */
@@ -54,7 +54,7 @@ function present (value: unknown): value is string {
 
 /**
  * `display_name`: first and last name joined by one space when both are set, the one that is set when only one is,
- * `name` when neither is (decisions.md).
+ * `name` when neither is.
  */
 export function displayName (row: Row): string {
   const parts = [row.first_name, row.last_name].filter(present)

@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { findNulCharacter, registerFormats } from '../schema/compiled-input.js'
+import { didYouMean } from '../schema/known-keys.js'
 import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, isBuiltinOperator, operatorApplies } from '../query/builtin-operators.js'
 import {
   andNode, compareNode, customNode, existsNode, fieldCompareNode, notNode, orNode,
@@ -34,6 +35,15 @@ function isObject (value: unknown): value is Record<string, unknown> {
 function show (value: unknown): string {
   const text = JSON.stringify(value)
   return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+/** The operators an attribute takes (built-in ones that apply, then its own), for an error: `; its operators: eq, ne, …`. */
+function operatorChoice (op: string, attribute: ResolvedAttribute): string {
+  const builtins = (Object.keys(BUILTIN_OPERATORS) as Array<keyof typeof BUILTIN_OPERATORS>).filter((name) => operatorApplies(name, attribute)
+    && !attribute.operators.has(name) && (attribute.nullable || BUILTIN_OPERATORS[name].operand !== 'null'))
+  const names = [...builtins, ...attribute.operators.keys()]
+  if (names.length === 0) return `; '${attribute.name}' takes no operator`
+  return `${didYouMean(op, names)}; its operators: ${names.join(', ')}`
 }
 
 /** Reads one request's filters: the JSON `filter` and the simple `filter[field]` forms, ANDed. */
@@ -196,11 +206,11 @@ class FilterReader {
       return this.#wrap(walked.path, customNode(attribute, custom, operand))
     }
     if (!isBuiltinOperator(op)) {
-      throw this.#fail(`${path}.op`, `'${op}' is not an operator of '${attribute.name}'`)
+      throw this.#fail(`${path}.op`, `'${op}' is not an operator of '${attribute.name}'${operatorChoice(op, attribute)}`)
     }
     const { operand } = BUILTIN_OPERATORS[op]
     if (!operatorApplies(op, attribute)) {
-      throw this.#fail(`${path}.op`, `'${op}' is not allowed on '${attribute.name}' (${attribute.valueKind})`)
+      throw this.#fail(`${path}.op`, `'${op}' is not allowed on '${attribute.name}' (${attribute.valueKind})${operatorChoice(op, attribute)}`)
     }
     const val = value.val
     const at = `${path}.val`

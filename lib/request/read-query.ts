@@ -220,8 +220,10 @@ function readSort (value: string | undefined, resource: ResolvedResource, graph:
       path.push({ relationship, target: owner })
     }
     const attribute = last === 'id' ? owner.idAttribute : owner.attributes.get(last)
-    if (attribute === undefined || attribute.hidden) throw invalid('sort', `'${name}': '${last}' is not an attribute of '${owner.type}'`)
-    if (!attribute.sortable && attribute !== owner.idAttribute) throw invalid('sort', `'${name}': '${last}' of '${owner.type}' is not sortable`)
+    // The key itself only when it is a path: `'owner.nope': 'nope' is not …`, but `'nope' is not …`.
+    const within = steps.length === 0 ? '' : `'${name}': `
+    if (attribute === undefined || attribute.hidden) throw invalid('sort', `${within}'${last}' is not an attribute of '${owner.type}'`)
+    if (!attribute.sortable && attribute !== owner.idAttribute) throw invalid('sort', `${within}'${last}' of '${owner.type}' is not sortable`)
     return sortNode(path, attribute, descending)
   })
 }

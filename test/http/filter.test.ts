@@ -256,6 +256,16 @@ t.test('cannot filter with bad names, operators, types or values', async (t) => 
     t.equal(response.status, 400, url)
     t.same(response.body.errors[0].source, { parameter }, url)
   }
+  // An unknown or inapplicable operator: the detail lists the attribute's operators (and the likely one)
+  const operators: Array<[unknown, string]> = [
+    [[{ name: 'age', op: 'zz', val: 1 }], "at [0].op: 'zz' is not an operator of 'age'; its operators: eq, ne, gt, ge, lt, le, between, in_, notin_, is_, isnot"],
+    [[{ name: 'age', op: 'eqq', val: 1 }], "at [0].op: 'eqq' is not an operator of 'age' (did you mean 'eq'?); its operators: eq, ne, gt, ge, lt, le, between, in_, notin_, is_, isnot"],
+    [[{ name: 'age', op: 'like', val: '1%' }], "at [0].op: 'like' is not allowed on 'age' (integer); its operators: eq, ne, gt, ge, lt, le, between, in_, notin_, is_, isnot"],
+    [[{ name: 'words', op: 'eq', val: 'x' }], "at [0].op: 'eq' is not allowed on 'words' (array); its operators: in"],
+  ]
+  for (const [filter, detail] of operators) {
+    t.equal((await api.request('GET', filterUrl('/users', filter))).body.errors[0].detail, detail)
+  }
   // The JSON filter is an array: a lone filter object (or any other JSON value) is refused, and the detail says how
   // to write it (decisions: "a lone object is a 400 whose detail says to wrap it in an array").
   const lone: Array<[unknown, RegExp]> = [

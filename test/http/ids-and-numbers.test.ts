@@ -400,7 +400,9 @@ t.test('id declarations are checked at registration', async (t) => {
     t.match((error as Error).message, /resource 'thing', field 'id'/, label)
     t.match((error as Error).message, message, label)
   }
-  const string = await build([{ type: 'thing', id: { kind: 'text', pattern: '[a-z]+' } }])
+  await sql`create table thing (id text primary key)`.execute(db)
+  t.teardown(async () => { await sql`drop table thing`.execute(db) })
+  const string = await build([{ type: 'thing', id: { kind: 'text', pattern: '[a-z]+' }, clientIds: 'required' }])
   t.ok(string, 'a pattern may be given as its source')
 })
 

@@ -175,6 +175,15 @@ t.test('cannot sort, page or select fields wrongly', async (t) => {
     t.equal(response.status, 400, url)
     t.same(response.body.errors[0].source, { parameter }, url)
   }
+  // the detail names a key once, and its path only when it has one
+  const details: Array<[string, string]> = [
+    ['/users?sort=nope', "'nope' is not an attribute of 'user'"],
+    ['/users?sort=-nope', "'nope' is not an attribute of 'user'"],
+    ['/users?sort=group.nope', "'group.nope': 'nope' is not an attribute of 'group'"],
+    ['/users?sort=display_name', "'display_name' of 'user' is not sortable"],
+    ['/computers?sort=owner.display_name', "'owner.display_name': 'display_name' of 'user' is not sortable"],
+  ]
+  for (const [url, detail] of details) t.equal((await get(url)).body.errors[0].detail, detail, url)
 })
 
 t.test('an empty include includes nothing', async (t) => {

@@ -1,6 +1,6 @@
 /**
- * `checkDatabaseSchema`: at `ready()`, every table and column the declarations name must exist, or `ready()` fails
- * with one DatabaseSchemaError listing everything missing. Runs on PGlite and, with DATABASE_URL, on PostgreSQL,
+ * `checkDatabaseSchema` (on unless `false`): at `ready()`, every table and column the declarations name must exist, or
+ * `ready()` fails with one DatabaseSchemaError listing everything missing. Runs on PGlite and, with DATABASE_URL, on PostgreSQL,
  * where the test database lives in a schema of its own reached through the search_path.
  */
 import t from 'tap'
@@ -248,12 +248,13 @@ t.test('table and column names are matched exactly, as the quoted identifiers of
   ])
 })
 
-t.test('the check is off by default', async (t) => {
+t.test('the check is on by default (a misspelt table fails the start), and off with false', async (t) => {
   const resources = declarations()
   resources[1].table = 'computrs'
+  await t.rejects(ready(resources, { db }), DatabaseSchemaError, 'unset: checked, and a mismatch fails ready()')
   counter.reset()
-  const app = await ready(resources, { db })
-  t.same(counter.statements.filter((statement) => !readsForeignKeys(statement)), [], 'no check at ready')
+  const app = await ready(resources, { db, checkDatabaseSchema: false })
+  t.same(counter.statements.filter((statement) => !readsForeignKeys(statement)), [], 'false: no check at ready')
   t.equal(counter.count, 1, 'only the foreign key constraints read, which a misspelt table does not fail')
   await app.close()
 })
@@ -295,7 +296,7 @@ t.test('the example app fails to become ready on a database without its tables',
   })
 })
 
-t.test('a database that cannot answer at ready: the app still becomes ready, and warns that creates check their targets themselves', async (t) => {
+t.test('a database that cannot answer at ready: the app still becomes ready, and warns that it checked nothing and that creates check their targets themselves', async (t) => {
   // Nothing listens on port 1: every connection is refused at once.
   const down = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ host: '127.0.0.1', port: 1, connectionTimeoutMillis: 2000 }) }) })
   t.teardown(() => down.destroy())
@@ -307,5 +308,24 @@ t.test('a database that cannot answer at ready: the app still becomes ready, and
   t.ok(warning, 'a warning')
   t.equal(warning?.level, 40)
   t.match(warning?.err, { message: /ECONNREFUSED|connect/ }, 'with the cause')
+  const unchecked = lines.find((line) => String(line.msg).includes('could not check the database schema at ready'))
+  t.equal(unchecked?.level, 40, 'the schema check, on by default, is a warning too')
+  t.match(unchecked?.msg, /set checkDatabaseSchema: true to fail the start instead/)
   await app.close()
+  // Fastify without a logger drops log.warn: a process warning instead
+  const warnings: Error[] = []
+  const onWarning = (warning: Error): void => { warnings.push(warning) }
+  process.on('warning', onWarning)
+  const quiet = Fastify()
+  await quiet.register(jsonApi, { db: down, resources: declarations() as AnyResourceDeclaration[] })
+  await quiet.ready()
+  await new Promise((resolve) => setImmediate(resolve))
+  process.off('warning', onWarning)
+  t.match(warnings, [{ code: 'FJA_SCHEMA_UNCHECKED', message: /could not check the database schema at ready/ }])
+  await quiet.close()
+  // true: the start fails
+  const strict = Fastify()
+  await strict.register(jsonApi, { db: down, resources: declarations() as AnyResourceDeclaration[], checkDatabaseSchema: true })
+  await t.rejects(strict.ready(), /ECONNREFUSED|connect/, 'checkDatabaseSchema: true fails ready() when the database cannot be reached')
+  await strict.close()
 })

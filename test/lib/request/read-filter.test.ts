@@ -137,5 +137,5 @@ t.test('relationship steps of names are levels; simple filters, value elements a
   t.equal(limited(json([{ name: 'count', op: 'in_', val: [1, 2, 3] }]), 8, 3), 'filter at [0].val[2]: the filter has more than 3 nodes')
   t.equal(limited(json([[{ name: 'count', op: 'eq', val: 1 }]]), 8, 2), 'ok')
   t.equal(limited(json([[[{ name: 'count', op: 'eq', val: 1 }]]]), 8, 2), 'filter at [0][0][0]: the filter has more than 2 nodes')
-  t.equal(limited(json({ not: [{ name: 'count', op: 'eq', val: 1 }] }), 8, 2), 'filter at .not[0]: the filter has more than 2 nodes')
+  t.equal(limited(json([{ not: [{ name: 'count', op: 'eq', val: 1 }] }]), 8, 2), 'filter at [0].not[0]: the filter has more than 2 nodes')
 })
