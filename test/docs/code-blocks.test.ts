@@ -36,6 +36,7 @@
  * their lines in the Markdown file.
  */
 import t from 'tap'
+import { fencedBlocks } from '../helpers/markdown.js'
 import ts from 'typescript'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -122,24 +123,8 @@ interface Block {
  * TypeScript block (a mistake). */
 function readBlocks (page: string): { blocks: Block[], strayDirectives: number[] } {
   const source = readFileSync(join(ROOT, page), 'utf8').split(/\r?\n/)
-  const blocks: Block[] = []
   const attached = new Set<number>()
-  for (let i = 0; i < source.length; i++) {
-    const open = /^(\s*)(`{3,}|~{3,})\s*([^\s`]*)/.exec(source[i])
-    if (open === null) continue
-    const [, indent, fence, lang] = open
-    const lines: Line[] = []
-    let j = i + 1
-    for (; j < source.length; j++) {
-      const close = /^\s*(`{3,}|~{3,})\s*$/.exec(source[j])
-      if (close !== null && close[1][0] === fence[0] && close[1].length >= fence.length) break
-      const text = source[j].startsWith(indent) ? source[j].slice(indent.length) : source[j].trimStart()
-      lines.push({ text, line: j + 1 })
-    }
-    const directive = readDirective(source, i, attached)
-    blocks.push({ page, line: i + 1, lang: lang.toLowerCase(), lines, directive })
-    i = j
-  }
+  const blocks: Block[] = fencedBlocks(source).map(({ start, lang, lines }) => ({ page, line: start + 1, lang, lines, directive: readDirective(source, start, attached) }))
   const strayDirectives = source.flatMap((text, index) => /^\s*<!--\s*ts-check/.test(text) && !attached.has(index) ? [index + 1] : [])
   return { blocks, strayDirectives }
 }

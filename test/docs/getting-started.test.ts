@@ -14,16 +14,16 @@ import { jsonApi, type AnyResourceDeclaration } from '../../lib/index.js'
 import { openTestDatabase } from '../helpers/database.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
 import { injectJsonApi } from '../helpers/test-app.js'
+import { blockText, fencedBlocks } from '../helpers/markdown.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const page = readFileSync(join(ROOT, 'docs/getting-started.md'), 'utf8')
 
-/** The body of the first fenced block of `lang` whose text `test` accepts. */
+/** The text of the first fenced block of `lang` whose text `test` accepts. */
 function block (lang: string, test: (text: string) => boolean): string {
-  for (const match of page.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)) {
-    if (match[1] === lang && test(match[2])) return match[2]
-  }
-  throw new Error(`docs/getting-started.md has no \`\`\`${lang} block like that`)
+  const found = fencedBlocks(page.split('\n')).map((item) => ({ lang: item.lang, text: blockText(item) })).find((item) => item.lang === lang && test(item.text))
+  if (found === undefined) throw new Error(`docs/getting-started.md has no \`\`\`${lang} block like that`)
+  return found.text
 }
 
 const tables = block('sql', (text) => /create table/i.test(text))

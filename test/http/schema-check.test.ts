@@ -326,6 +326,6 @@ t.test('a database that cannot answer at ready: the app still becomes ready, and
   // true: the start fails
   const strict = Fastify()
   await strict.register(jsonApi, { db: down, resources: declarations() as AnyResourceDeclaration[], checkDatabaseSchema: true })
-  await t.rejects(strict.ready(), /ECONNREFUSED|connect/, 'checkDatabaseSchema: true fails ready() when the database cannot be reached')
+  await t.rejects(async () => { await strict.ready() }, /ECONNREFUSED|connect/, 'checkDatabaseSchema: true fails ready() when the database cannot be reached')
   await strict.close()
 })
