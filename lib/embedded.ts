@@ -4,4 +4,4 @@
  * PostgreSQL server never import this entry, and never need PGlite installed.
  */
 export { createEmbeddedDatabase } from './database/embedded-database.js'
-export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from './database/embedded-database.js'
+export type { DumpDataDirOptions, EmbeddedDatabase, EmbeddedDatabaseOptions } from './database/embedded-database.js'

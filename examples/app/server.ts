@@ -7,15 +7,19 @@
  * - `HOST` (default `127.0.0.1`), `PORT` (default `3000`).
  */
 import { runServer } from '../shared/run-server.js'
+import { appSchema } from '../shared/example-schemas.js'
 import { buildApp } from './app.js'
-import { migrateToLatest } from './migrations.js'
+import { resources } from './resources.js'
 import { seed } from './seed.js'
 
 await runServer({
+  name: 'example app',
   defaultPort: 3000,
-  migrate: (db) => migrateToLatest(db),
+  schema: appSchema,
+  resources,
   prepare: async (db) => {
     if (process.env.SEED === '1') await seed(db)
   },
-  build: (db) => buildApp({ db, logger: true }),
+  // Its logger writes to process.stdout, as console.log does: the lines printed once it listens come after Fastify's.
+  build: (db) => buildApp({ db, logger: { stream: process.stdout } }),
 })

@@ -1,25 +1,39 @@
 /**
- * Opens an example's database: PostgreSQL through `pg` when `DATABASE_URL` is set, an embedded
- * in-memory PGlite otherwise (fresh at every start).
+ * Opens an example's database and migrates it: PostgreSQL through `pg` when `DATABASE_URL` is set, an embedded
+ * in-memory PGlite otherwise, fresh at every start (it starts from the example's prepared data directory, see
+ * `prepared-database.ts`).
  *
  * On PostgreSQL the pool is the library's `createPostgresDatabase`: a connection the server drops never crashes the
  * process, a request waits at most `DATABASE_CONNECTION_TIMEOUT` ms (default 5000) for a connection and a statement
  * runs at most `STATEMENT_TIMEOUT` ms (default 10000; `0` turns it off) — past either, the request is a 503.
  */
+import { relative } from 'node:path'
 import type { Kysely, KyselyConfig } from 'kysely'
 import { createPostgresDatabase } from '../../lib/index.js'
-import { createEmbeddedDatabase } from '../../lib/embedded.js'
+import type { ExampleSchema } from './example-schemas.js'
+import { openPreparedDatabase } from './prepared-database.js'
 
-/** An open database: the Kysely instance and a function that closes it (and PGlite, when embedded). */
+/** An open, migrated database: the Kysely instance and a function that closes it (and PGlite, when embedded). */
 export interface OpenDatabase {
   readonly db: Kysely<any>
   close (): Promise<void>
+  /**
+   * Which database it is, for people to read: `PostgreSQL user@host:5432, database example` (never a password), or
+   * the embedded one.
+   */
+  readonly description: string
 }
 
 export interface OpenDatabaseOptions {
+  /** The example's schema: its migrations run on the database before it is answered. */
+  readonly schema: ExampleSchema
   readonly log?: KyselyConfig['log']
   /** Told about a pooled connection the server dropped while no request held it (PostgreSQL only). */
   readonly onConnectionError?: (error: Error) => void
+  /** Told what went wrong without stopping the start (embedded only: a prepared data directory not kept). */
+  readonly warn?: (message: string) => void
+  /** Told, before it takes its seconds, that the embedded database is prepared afresh. */
+  readonly preparing?: (file: string) => void
 }
 
 function milliseconds (name: string, fallback: number): number {
@@ -30,18 +44,47 @@ function milliseconds (name: string, fallback: number): number {
   return parsed
 }
 
-export async function openDatabase (options: OpenDatabaseOptions = {}): Promise<OpenDatabase> {
+/**
+ * A PostgreSQL connection string for people to read, `PostgreSQL user@host:5432, database example`: no password, no
+ * parameters.
+ */
+export function describePostgres (url: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return 'PostgreSQL (DATABASE_URL)'
+  }
+  const host = parsed.host !== '' ? parsed.host : parsed.searchParams.get('host') ?? 'localhost'
+  const user = parsed.username !== '' ? `${decodeURIComponent(parsed.username)}@` : ''
+  const name = decodeURIComponent(parsed.pathname.slice(1))
+  return `PostgreSQL ${user}${host}${name === '' ? '' : `, database ${name}`}`
+}
+
+export async function openDatabase (options: OpenDatabaseOptions): Promise<OpenDatabase> {
   const url = process.env.DATABASE_URL
   if (url !== undefined && url !== '') {
     const statementTimeout = milliseconds('STATEMENT_TIMEOUT', 10_000)
-    return await createPostgresDatabase<any>({
+    const { db, close } = await createPostgresDatabase<any>({
       connectionString: url,
       statementTimeout: statementTimeout === 0 ? undefined : statementTimeout,
       connectionTimeout: milliseconds('DATABASE_CONNECTION_TIMEOUT', 5000),
       onConnectionError: options.onConnectionError,
       log: options.log,
     })
+    try {
+      await options.schema.migrate(db)
+    } catch (error) {
+      await close().catch(() => {})
+      throw error
+    }
+    return { db, close, description: describePostgres(url) }
   }
-  const { db, close } = await createEmbeddedDatabase<any>({ log: options.log })
-  return { db, close }
+  const { log, warn, preparing } = options
+  const { database, file, origin } = await openPreparedDatabase(options.schema, { log, warn, preparing })
+  const where = relative(process.cwd(), file)
+  const from = origin === 'loaded'
+    ? `started from ${where}`
+    : origin === 'written' ? `prepared afresh, kept in ${where}` : 'prepared afresh'
+  return { db: database.db, close: database.close, description: `embedded PGlite in memory (${from})` }
 }
