@@ -147,8 +147,11 @@ async function load (
   }
 }
 
-/** A database as `initdb` leaves it: loaded from {@link initdbFile}, or made by `initdb` and dumped there. */
-async function fresh (options: PreparedDatabaseOptions, warn: (message: string) => void): Promise<EmbeddedDatabase<any>> {
+/**
+ * A database as `initdb` leaves it: loaded from {@link initdbFile}, or made by `initdb` and dumped there (the test
+ * suite's databases of their own schema start here too).
+ */
+export async function openFreshDatabase (options: PreparedDatabaseOptions = {}, warn: (message: string) => void = options.warn ?? defaultWarn): Promise<EmbeddedDatabase<any>> {
   const file = initdbFile()
   const loaded = await load(file, options, warn)
   if (loaded !== undefined) return loaded
@@ -174,7 +177,7 @@ export async function openPreparedDatabase (schema: ExampleSchema, options: Prep
   const loaded = database !== undefined
   if (database === undefined) {
     options.preparing?.(file)
-    database = await fresh(options, warn)
+    database = await openFreshDatabase(options, warn)
   }
   try {
     await schema.migrate(database.db)
@@ -204,7 +207,7 @@ export async function prepareDatabaseFile (
     warn(`cannot keep the prepared database in ${file} (${reason(error)}); the first start prepares it`)
     return { file, written: false }
   }
-  const database = await fresh({}, warn)
+  const database = await openFreshDatabase({}, warn)
   try {
     await schema.migrate(database.db)
     return { file, written: await writePrepared(database, file, warn) }
