@@ -42,6 +42,7 @@ export { ResourceConfigError } from './schema/resolve-resources.js'
 export { JsonApiError } from './errors/json-api-error.js'
 export type { ErrorLinks, ErrorObject, ErrorSource, JsonApiErrorInit } from './errors/json-api-error.js'
 export { ERROR_CODES } from './errors/error-codes.js'
+export { jsonApiClientErrorHandler, jsonApiFrameworkErrors } from './errors/framework-errors.js'
 export type { ErrorCode } from './errors/error-codes.js'
 export type {
   ColumnValues, IncludeLayer, KeysetBound, KeysetPage, KeysetWindow, LinkTargets, PageWindow, QueryLayer, RelatedRow, Repository, RequiredRow,

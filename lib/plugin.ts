@@ -8,6 +8,7 @@ import { KyselyRepository } from './repository/kysely/kysely-repository.js'
 import type { Repository } from './repository/repository.js'
 import { checkDatabaseSchema } from './repository/kysely/check-database-schema.js'
 import { databaseFault } from './errors/database-faults.js'
+import { escapePointerToken } from './schema/compiled-input.js'
 import { jsonApiErrorHandler, JSONAPI_MEDIA_TYPE } from './errors/error-handler.js'
 import { jsonApiError } from './errors/error-codes.js'
 import { negotiate } from './request/media-type.js'
@@ -158,6 +159,39 @@ function resolveRepositories (options: JsonApiOptions): { repository: Repository
 }
 
 /**
+ * Where a JSON text holds what Fastify's body parser refuses as prototype poisoning — a member named `__proto__`, or
+ * a `constructor` object with a `prototype` member —, and what to say of it; undefined for text that is not JSON (a
+ * malformed body) or holds none. Only called for a body the parser refused.
+ */
+function poisonedMember (text: string): { readonly pointer: string, readonly detail: string } | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const walk = (value: unknown, pointer: string): { pointer: string, detail: string } | undefined => {
+    if (typeof value !== 'object' || value === null) return undefined
+    for (const [key, member] of Object.entries(value)) {
+      const at = `${pointer}/${escapePointerToken(key)}`
+      if (key === '__proto__') return { pointer: at, detail: 'a member named `__proto__` is refused (it could change the prototype of the objects built from the body)' }
+      if (key === 'constructor' && typeof member === 'object' && member !== null && Object.prototype.hasOwnProperty.call(member, 'prototype')) {
+        return { pointer: at, detail: 'a `constructor` member with a `prototype` is refused (it could change the prototype of the objects built from the body)' }
+      }
+      const found = walk(member, at)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  try {
+    return walk(parsed, '')
+  } catch {
+    // nested too deep to walk (the parser refused it for that): no poisoned member found
+    return undefined
+  }
+}
+
+/**
  * A warning about the application's setup, where it will be seen: its logger, or, for a Fastify without one (which
  * drops `log.warn`), a process warning on stderr with `code`.
  */
@@ -250,7 +284,12 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   fastify.removeContentTypeParser('application/json')
   fastify.addContentTypeParser([JSONAPI_MEDIA_TYPE, 'application/json'], { parseAs: 'string' }, function parseJsonBody (request, body, done) {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-    parseJson(request, body as string, done)
+    parseJson(request, body as string, (error, value) => {
+      // Valid JSON that Fastify's parser refuses on purpose (prototype poisoning) is not "not valid JSON": say why.
+      const poisoned = error === null ? undefined : poisonedMember(body as string)
+      if (poisoned === undefined) done(error, value)
+      else done(jsonApiError('FJA_INVALID_DOCUMENT', { detail: poisoned.detail, source: { pointer: poisoned.pointer } }), undefined)
+    })
   })
   fastify.addHook('onRequest', function jsonApiNegotiation (request, _reply, done) {
     try {

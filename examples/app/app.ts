@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Kysely } from 'kysely'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { jsonApi, swaggerOptions } from '../../lib/index.js'
+import { jsonApi, jsonApiClientErrorHandler, jsonApiFrameworkErrors, swaggerOptions } from '../../lib/index.js'
 import { resources } from './resources.js'
 import { exampleContext } from './context.js'
 
@@ -25,7 +25,8 @@ export interface BuildAppOptions {
 
 /** Creates the Fastify instance with the plugin registered; it is ready but not listening. */
 export async function buildApp (options: BuildAppOptions): Promise<FastifyInstance> {
-  const app = Fastify({ logger: options.logger ?? false })
+  // Errors before any route (a URL the router refuses, bytes Node's parser refuses) as JSON:API documents too.
+  const app = Fastify({ logger: options.logger ?? false, frameworkErrors: jsonApiFrameworkErrors, clientErrorHandler: jsonApiClientErrorHandler })
   // @fastify/swagger first: it collects the routes (and their schemas) as the plugin registers them.
   await app.register(swagger, swaggerOptions({
     info: { title: 'fastify-jsonapi example', version: '1.0.0', description: 'The reference service of fastify-jsonapi.' },

@@ -1,5 +1,6 @@
 import { parse } from 'node:querystring'
 import type { FastifyRequest } from 'fastify'
+import { jsonApiError } from '../errors/error-codes.js'
 
 /** A query string as the plugin reads it: each name once as a string, a repeated name as an array of strings. */
 export type RawQuery = Readonly<Record<string, string | string[]>>
@@ -7,18 +8,47 @@ export type RawQuery = Readonly<Record<string, string | string[]>>
 /** The parsing of no query string, shared by every request without one. */
 export const NO_QUERY: RawQuery = Object.freeze(Object.create(null) as Record<string, string | string[]>)
 
-/** Decodes a component; an invalid percent-encoding leaves the whole component as sent (as Fastify's parser does). */
+/** Whether a component of the query string failed to decode, in the parse under way (see {@link decode}). */
+let undecodable = false
+
+/** Decodes a component; an invalid percent-encoding leaves it as sent, and is noted (see {@link refuseUndecodable}). */
 function decode (text: string): string {
   try {
     return decodeURIComponent(text)
   } catch {
+    undecodable = true
     return text
   }
 }
 
 /**
+ * The 400 of a query string with a component that is not percent-encoded UTF-8 (`filter%5Bname%FF%5D=x`): such a
+ * parameter is neither ignored (the request would answer as if it had no filter) nor read as some other name. Its
+ * `source.parameter` is the first such parameter, by its decoded name where the name decodes.
+ */
+function refuseUndecodable (text: string): never {
+  for (const pair of text.split('&')) {
+    const equals = pair.indexOf('=')
+    const [name, value] = equals < 0 ? [pair, ''] : [pair.slice(0, equals), pair.slice(equals + 1)]
+    let decodedName: string
+    try {
+      decodedName = decodeURIComponent(name.replace(/\+/g, ' '))
+    } catch {
+      throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: `the parameter name '${name.slice(0, 100)}' is not percent-encoded UTF-8`, source: { parameter: name } })
+    }
+    try {
+      decodeURIComponent(value.replace(/\+/g, ' '))
+    } catch {
+      throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: `the value of '${decodedName.slice(0, 100)}' is not percent-encoded UTF-8`, source: { parameter: decodedName } })
+    }
+  }
+  throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail: 'the query string is not percent-encoded UTF-8', source: { parameter: text.slice(0, 100) } })
+}
+
+/**
  * The query string of a request, parsed from its raw URL with the semantics of Fastify's default parser (`+` is a
- * space, a repeated name gives an array, a name without `=` an empty string, no limit on the number of names). A
+ * space, a repeated name gives an array, a name without `=` an empty string, no limit on the number of names); a name
+ * or value that is not percent-encoded UTF-8 is a 400 naming the parameter. A
  * route reads it once and passes it on, to `readQuery` and to its document's links. The plugin reads every JSON:API
  * parameter (`include`, `fields[type]`, `sort`, `page[…]`, `filter…`) from here, never from `request.query`: a host
  * application's `querystringParser` (`qs`, say, which turns `fields[user]=name` into `{ fields: { user: 'name' } }`)
@@ -34,7 +64,9 @@ export function rawQuery (request: FastifyRequest): RawQuery {
   const known = PARSED.get(text)
   if (known !== undefined) return known
   // A null-prototype object: a parameter named `constructor` or `__proto__` is a name like any other.
+  undecodable = false
   const raw = Object.freeze(parse(text, '&', '=', { maxKeys: 0, decodeURIComponent: decode }) as Record<string, string | string[]>)
+  if (undecodable) refuseUndecodable(text)
   if (text.length <= MAX_KEPT_LENGTH) {
     if (PARSED.size >= MAX_KEPT) PARSED.delete(PARSED.keys().next().value as string)
     PARSED.set(text, raw)

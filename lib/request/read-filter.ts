@@ -46,6 +46,37 @@ function operatorChoice (op: string, attribute: ResolvedAttribute): string {
   return `${didYouMean(op, names)}; its operators: ${names.join(', ')}`
 }
 
+/** The text of an integer, exactly: no fraction, exponent, sign `+`, leading zeros, hexadecimal or space. */
+const INTEGER_TEXT = /^-?(?:0|[1-9]\d*)$/
+/** The text of a number, exactly (JSON's number syntax). */
+const NUMBER_TEXT = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
+
+/**
+ * A value given as text (a simple filter, or a string `val`) as a value of `schema`, converted only where the text is
+ * exactly one: `"36"` is the integer 36, but `"36.9"`, `"1e3"`, `"0x24"` and `"true"` are no integer (TypeBox's
+ * `Value.Convert` would truncate them to 36, 1, 36 and 1) and stay text, which the schema then refuses: a 400, as
+ * `GET /users/1e3` is a 404. A union converts to the first member the text is exactly a value of.
+ */
+function fromText (schema: TSchema, text: string): unknown {
+  const members = (schema.anyOf ?? schema.oneOf) as TSchema[] | undefined
+  if (Array.isArray(members)) {
+    for (const member of members) {
+      const converted = fromText(member, text)
+      if (Value.Check(member, converted)) return converted
+    }
+    return text
+  }
+  switch (schema.type) {
+    case 'integer': return INTEGER_TEXT.test(text) ? Number(text) : text
+    case 'number': return NUMBER_TEXT.test(text) ? Number(text) : text
+    case 'boolean': return text === 'true' ? true : text === 'false' ? false : text
+    case 'null': return text === 'null' ? null : text
+    case 'string': return text
+    // arrays and objects: as TypeBox converts them
+    default: return Value.Convert(schema, text)
+  }
+}
+
 /** Reads one request's filters: the JSON `filter` and the simple `filter[field]` forms, ANDed. */
 class FilterReader {
   #nodes = 0
@@ -301,7 +332,7 @@ class FilterReader {
   }
 
   #checkValue (schema: TSchema, value: unknown, at: string, what: string): unknown {
-    const converted = typeof value === 'string' ? Value.Convert(schema, value) : value
+    const converted = typeof value === 'string' ? fromText(schema, value) : value
     if (!Value.Check(schema, converted)) throw this.#fail(at, `${show(value)} is not a valid value for ${what}`)
     return converted
   }

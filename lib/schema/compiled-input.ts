@@ -102,6 +102,8 @@ export function isDate (value: string): boolean {
   const match = DATE.exec(value)
   if (match === null) return false
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  // Year 0 has no date in PostgreSQL (1 BC is written `0001-01-01 BC`): `0000-01-01` would pass here and be refused there.
+  if (year === 0) return false
   // setUTCFullYear, not Date.UTC: Date.UTC maps the years 0–99 to 1900–1999.
   const date = new Date(0)
   date.setUTCFullYear(year, month - 1, day)

@@ -1,5 +1,9 @@
 import t from 'tap'
+import { connect } from 'node:net'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
 import { startTestApp, type TestResponse } from '../helpers/test-app.js'
+import { jsonApiSchemaErrors } from '../helpers/jsonapi-schema.js'
 import { ERROR_CODES, type ErrorCode, type ErrorSource } from '../../lib/index.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -67,6 +71,38 @@ t.test('malformed JSON is a 400 FJA_MALFORMED_JSON pointing at the document', as
   const patch = await api.request('PATCH', '/users/1', { body: '{"data": {"type": "user", "id": "1", "attributes": {"name": "x"}', headers: { 'content-type': 'application/vnd.api+json' } })
   assertError(t, patch, { status: 400, code: 'FJA_MALFORMED_JSON', source: { pointer: '' } }, 'PATCH')
   t.same(await userNames(), ['ada', 'grace'], 'nothing was written')
+})
+
+t.test('cannot send prototype poisoning: a 400 that says which member is refused and why, not "not valid JSON"', async (t) => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['{"data": {"type": "user", "attributes": {"name": "x", "__proto__": {"admin": true}}}}', '/data/attributes/__proto__', /member named `__proto__` is refused/],
+    ['{"__proto__": null, "data": {"type": "user", "attributes": {"name": "x"}}}', '/__proto__', /`__proto__`/],
+    ['{"data": {"type": "user", "attributes": {"name": "x"}, "meta": {"constructor": {"prototype": {"admin": true}}}}}', '/data/meta/constructor', /`constructor` member with a `prototype` is refused/],
+  ]
+  for (const [body, pointer, detail] of cases) {
+    const response = await api.request('POST', '/users', { body, headers: { 'content-type': 'application/vnd.api+json' } })
+    assertError(t, response, { status: 400, code: 'FJA_INVALID_DOCUMENT', source: { pointer }, detail }, body)
+  }
+  const malformed = await api.request('POST', '/users', { body: '{"__proto__": ', headers: { 'content-type': 'application/vnd.api+json' } })
+  assertError(t, malformed, { status: 400, code: 'FJA_MALFORMED_JSON', source: { pointer: '' } }, 'malformed as well: malformed')
+  t.same(await userNames(), ['ada', 'grace'], 'nothing was written')
+})
+
+t.test('cannot send a query parameter that is not percent-encoded UTF-8: a 400 naming it, never ignored', async (t) => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['/users?filter%5Bname%FF%5D=nobody', 'filter%5Bname%FF%5D', /^the parameter name 'filter%5Bname%FF%5D' is not percent-encoded UTF-8$/],
+    ['/users?fields%5B%FF%5D=x', 'fields%5B%FF%5D', /is not percent-encoded UTF-8/],
+    ['/users?filter[name]=%FF', 'filter[name]', /^the value of 'filter\[name\]' is not percent-encoded UTF-8$/],
+    ['/users?sort=name&include=%E2%82', 'include', /the value of 'include'/],
+    ['/users/1?fields[user]=%C0%AF', 'fields[user]', /the value of 'fields\[user\]'/],
+    ['/users/1/computers?page[size]=%', 'page[size]', /the value of 'page\[size\]'/],
+    ['/users/1/relationships/computers?%ZZ', '%ZZ', /the parameter name '%ZZ'/],
+  ]
+  for (const [url, parameter, detail] of cases) {
+    assertError(t, await api.request('GET', url), { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', source: { parameter }, detail }, url)
+  }
+  const fine = await api.request('GET', '/users?filter[name]=%C3%A9%20x+y')
+  t.equal(fine.status, 200, 'valid percent-encoding (and + for a space) is read as before')
 })
 
 t.test('an empty body with a JSON content type is a 400', async (t) => {
@@ -267,4 +303,55 @@ t.test('several invalid fields: one error object each', async (t) => {
     ['422', 'FJA_UNKNOWN_FIELD', '/data/attributes/nothing'],
     ['422', 'FJA_VALIDATION', '/data/attributes/age'],
   ])
+})
+
+/** A raw HTTP exchange with a listening app: the bytes sent, the status and the body answered. */
+async function rawExchange (port: number, bytes: string): Promise<{ status: number, contentType: string | undefined, body: string }> {
+  const socket = connect(port, '127.0.0.1')
+  const chunks: Buffer[] = []
+  socket.on('data', (chunk) => chunks.push(chunk))
+  await once(socket, 'connect')
+  socket.write(bytes)
+  await once(socket, 'close')
+  const text = Buffer.concat(chunks).toString('utf8')
+  const [head, ...rest] = text.split('\r\n\r\n')
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0),
+    contentType: /^content-type: *(.*)$/im.exec(head)?.[1]?.trim(),
+    body: rest.join('\r\n\r\n'),
+  }
+}
+
+t.test('cannot reach a route with a URL or request the router or HTTP parser refuses: JSON:API errors, not Fastify\'s JSON', async (t) => {
+  const routerErrors: Array<[string, number, ErrorCode]> = [
+    ['/users/%FF', 400, 'FJA_INVALID_URL'],
+    ['/users/%E2%82', 400, 'FJA_INVALID_URL'],
+    [`/users/${'1'.repeat(101)}`, 414, 'FJA_URI_TOO_LONG'],
+    [`/users/1/relationships/${'x'.repeat(200)}`, 414, 'FJA_URI_TOO_LONG'],
+  ]
+  for (const [url, status, code] of routerErrors) {
+    const response = await api.app.inject({ method: 'GET', url })
+    const body = response.json()
+    const rendered: TestResponse = { status: response.statusCode, headers: response.headers, text: response.body, body }
+    assertError(t, rendered, { status, code }, url)
+    t.same(jsonApiSchemaErrors(body), [], `${url}: a valid JSON:API document`)
+  }
+  // Node's parser, before there is a request: only over a socket
+  await api.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = api.app.server.address() as AddressInfo
+  const parserErrors: Array<[string, string, number, ErrorCode]> = [
+    ['headers over 16 KiB', `GET /users HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'FJA_HEADERS_TOO_LARGE'],
+    ['bytes that are not HTTP', 'HELLO THERE\r\n\r\n', 400, 'FJA_BAD_REQUEST'],
+    ['a header line without a colon', 'GET /users HTTP/1.1\r\nHost x\r\n\r\n', 400, 'FJA_BAD_REQUEST'],
+  ]
+  for (const [label, bytes, status, code] of parserErrors) {
+    const answer = await rawExchange(port, bytes)
+    t.equal(answer.status, status, `${label}: status`)
+    t.equal(answer.contentType, 'application/vnd.api+json', `${label}: media type`)
+    const body = JSON.parse(answer.body)
+    t.same(jsonApiSchemaErrors(body), [], `${label}: a valid JSON:API document`)
+    t.match(body, { errors: [{ status: String(status), code, title: ERROR_CODES[code].title }], jsonapi: { version: '1.0' } }, label)
+  }
+  const fine = await rawExchange(port, 'GET /users/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  t.equal(fine.status, 200, 'a well-formed request over the same server is answered as always')
 })

@@ -256,6 +256,30 @@ t.test('cannot filter with bad names, operators, types or values', async (t) => 
     t.equal(response.status, 400, url)
     t.same(response.body.errors[0].source, { parameter }, url)
   }
+  // A value given as text is converted only where it is exactly a value of the type: no truncation of 36.9 to 36,
+  // of 1e3 to 1, of 0x24 to 36 or of true to 1 (it found users by the truncated value)
+  const lossy: Array<[string, string]> = [
+    ['/users?filter[id]=1e3', 'filter[id]'],
+    ['/users?filter[id]=2.99999', 'filter[id]'],
+    ['/users?filter[id]=true', 'filter[id]'],
+    ['/users?filter[age]=36.9', 'filter[age]'],
+    ['/users?filter[age]=0x24', 'filter[age]'],
+    ['/users?filter[age]=%2B36', 'filter[age]'],
+    ['/users?filter[age]=036', 'filter[age]'],
+    ['/users?filter[age]=%2036', 'filter[age]'],
+    ['/users?filter[group_id]=1.5', 'filter[group_id]'],
+    [filterUrl('/users', [{ name: 'age', op: 'eq', val: '36.9' }]), 'filter'],
+    [filterUrl('/users', [{ name: 'age', op: 'in_', val: ['36', '1e1'] }]), 'filter'],
+    [filterUrl('/users', [{ name: 'id', op: 'eq', val: 'true' }]), 'filter'],
+  ]
+  for (const [url, parameter] of lossy) {
+    const response = await api.request('GET', url)
+    t.equal(response.status, 400, url)
+    t.same(response.body.errors[0].source, { parameter }, url)
+    t.match(response.body.errors[0].detail, /is not a valid value for/, url)
+  }
+  const exact = await api.request('GET', `${filterUrl('/users', [{ name: 'age', op: 'in_', val: ['36', 85] }])}&filter[id]=1`)
+  t.same(exact.body.data.map((item: { id: string }) => item.id), ['1'], 'text that is exactly a value still converts')
   // An unknown or inapplicable operator: the detail lists the attribute's operators (and the likely one)
   const operators: Array<[unknown, string]> = [
     [[{ name: 'age', op: 'zz', val: 1 }], "at [0].op: 'zz' is not an operator of 'age'; its operators: eq, ne, gt, ge, lt, le, between, in_, notin_, is_, isnot"],
