@@ -25,9 +25,12 @@ import {
 /** A query with every field and nothing included. */
 const PLAIN_QUERY = queryTree({ page: pageNode(1, 0) })
 
-/** A value the database refused: a client's filter value that the column's type cannot hold. */
+/**
+ * A value the database refused in a read: a client's filter value that the column's type cannot hold, or one too
+ * large for what the database builds from it (SQLSTATE class 54).
+ */
 function refusedValue (error: unknown): boolean {
-  return error instanceof StorageError && (error.kind === 'invalid-value' || error.kind === 'out-of-range')
+  return error instanceof StorageError && (error.kind === 'invalid-value' || error.kind === 'out-of-range' || error.kind === 'too-long')
 }
 
 /**
@@ -475,7 +478,7 @@ export class ResourceService {
         const attribute = resource.attributes.get(name)
         if (attribute?.column !== undefined) values[attribute.column] = writeValue(attribute, value)
       }
-      const row = await service.#link(resource, id, input.relationships, values, service.#writeColumns(resource, query, resource.hooks.afterUpdate !== undefined))
+      const row = await service.#link(resource, id, input.relationships, values, service.#writeColumns(resource, query, resource.hooks.afterUpdate !== undefined), seen)
       await resource.hooks.afterUpdate?.(storedResource(resource, id, row), service.#event(resource))
       return finished(loadIncluded(repository, resource, [{ resource, id: String(row[resource.idColumn]), row }], include), finish)
     })
@@ -497,14 +500,15 @@ export class ResourceService {
       }
       await service.#visibleToHooks(resource, id, !seen && resource.hooks.beforeLink !== undefined)
       await service.beforeLinks(resource, id, inputs, 'replace')
-      await service.#link(resource, id, inputs, {}, [])
+      await service.#link(resource, id, inputs, {}, [], seen)
     })
   }
 
   /** Adds members to, or removes members from, a to-many relationship of a resource the request can see. */
   changeMembers (resource: ResolvedResource, id: string, input: LinkageInput, mode: 'add' | 'remove', precondition?: Precondition): Promise<void> {
     return this.#write({ resource, action: 'link', base: '/data' }, true, async (service, repository) => {
-      if (!await service.#holds(resource, id, precondition)) await service.assertVisible(resource, id)
+      // Locked, as a replacement is (see #link): concurrent additions of the same members all succeed, none twice.
+      if (!await service.#holds(resource, id, precondition)) await service.#lockVisible(resource, id)
       checkWritable(this.#graph, [input], 'update')
       await service.beforeLinks(resource, id, [input], mode)
       await changeMembers(repository, this.#graph, this.#composer, resource, id, input, mode)
@@ -576,12 +580,25 @@ export class ResourceService {
   }
 
   /**
-   * Updates `values` and the relationships of an existing resource the request can see, and returns its row; 404
-   * when there is none.
+   * Locks the row of a resource the request can see, in the write's transaction, where the repository can lock (else
+   * only checks that the request can see it); 404 when it cannot.
    */
-  async #link (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>, columns: readonly string[]): Promise<Row> {
+  async #lockVisible (resource: ResolvedResource, id: string): Promise<void> {
+    if (this.#repository.lock === undefined) return this.assertVisible(resource, id)
+    if (!isValidId(resource, id) || !await this.#repository.lock(this.#composer.target(resource, id))) throw notFound(resource, id)
+  }
+
+  /**
+   * Updates `values` and the relationships of an existing resource the request can see, and returns its row; 404
+   * when there is none. Links stored outside the owner's row (inverse foreign keys, join tables) are written under a
+   * lock of the owner's row (unless `locked` says a precondition took it already): two concurrent replacements of one
+   * owner's to-many then run one after the other, and the relationship ends as one of the sets sent, never a mix of
+   * them; two concurrent additions of the same member both succeed.
+   */
+  async #link (resource: ResolvedResource, id: string, inputs: readonly LinkageInput[], values: Record<string, unknown>, columns: readonly string[], locked = false): Promise<Row> {
     const repository = this.#repository
     const [own, elsewhere] = splitByStorage(inputs)
+    if (elsewhere.length > 0 && !locked) await this.#lockVisible(resource, id)
     checkLinkRules(own)
     await checkTargetsExist(repository, this.#graph, this.#composer, elsewhere)
     const target = this.#composer.target(resource, id)

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { startTestApp, type TestResponse } from '../helpers/test-app.js'
 import { failsUnchanged as failsWithout, type ExpectedError } from '../helpers/assert-errors.js'
@@ -389,6 +390,14 @@ t.test('cannot create with a value of the wrong JSON type', async (t) => {
       await failsUnchanged(t, '/users', userBody(attributes), [{ status: 422, code: 'FJA_VALIDATION', pointer: `/data/attributes/${field}` }])
     })
   }
+})
+
+t.test('cannot create a value too large for what the database builds from it (an index entry): 422 at the attribute, not a 500', async (t) => {
+  // SQLSTATE 54000: a btree entry over its limit (about 2.7 kB after compression); random text does not compress
+  await sql`create index workplaces_name on workplaces (name)`.execute(api.db)
+  t.teardown(async () => { await sql`drop index workplaces_name`.execute(api.db) })
+  const name = randomBytes(60_000).toString('base64')
+  await failsUnchanged(t, '/workplaces', { data: { type: 'workplace', attributes: { name } } }, [{ status: 422, code: 'FJA_VALIDATION', pointer: '/data/attributes/name', detail: /too long/ }])
 })
 
 t.test('POST accepts a birth_date in the first century (a real calendar date)', async (t) => {

@@ -105,6 +105,23 @@ t.test('match: full-text search of whole words on the simple configuration', asy
   t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: 'harvard -mark' }]))).ids, [], 'negation')
 })
 
+t.test('match works on any stored value: a text of over 1 MB of distinct words (past PostgreSQL\'s tsvector limit) is searched in its first 100,000 characters, never a 500', async (t) => {
+  // distinct words: the base-26 spelling of 0, 1, 2 … (a tsvector holds each word once; repeated words stay small)
+  const words: string[] = []
+  for (let n = 0, length = 0; length < 1_100_000; n++) {
+    const word = `w${n.toString(26).replace(/./g, (digit) => String.fromCharCode(97 + parseInt(digit, 26)))}`
+    words.push(word)
+    length += word.length + 1
+  }
+  const huge = words.join(' ')
+  const [{ id }] = await api.db.insertInto('computers').values({ serial: 'HUGE', name: huge, owner_id: 3 }).returning('id').execute()
+  t.teardown(async () => { await api.db.deleteFrom('computers').where('id', '=', id).execute() })
+  t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: 'engine' }]))).ids, ['1'], 'the other rows are searched as before')
+  t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: words[10] }]))).ids, [String(id)], 'a word near the start is found')
+  t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: words[words.length - 1] }]))).ids, [], 'a word past the first 100,000 characters is not')
+  t.same((await ids(filterUrl('/users', [{ name: 'computers', op: 'any', val: { name: 'name', op: 'match', val: words[10] } }]))).ids, ['3'], 'through a relationship filter too')
+})
+
 t.test('boolean forms: and, or, not, nested, and the top-level array', async (t) => {
   t.same(await usersWhere([{ name: 'gender', op: 'eq', val: 'female' }, { name: 'age', op: 'gt', val: 40 }]), ['2'], 'array members are ANDed')
   t.same(await usersWhere([{ and: [{ name: 'gender', op: 'eq', val: 'female' }, { name: 'age', op: 'lt', val: 40 }] }]), ['1'])

@@ -646,3 +646,40 @@ t.test('a link the database refuses as a duplicate (parent, child) pair is a 409
     })
   }
 })
+
+// ---------------------------------------------------------------------------------------------------------------
+// Concurrency: writes of one owner's relationship are serialized by a lock of the owner's row
+
+t.test('concurrent replacements of one owner\'s to-many end as one of the sets sent, never a mix', async (t) => {
+  await api.db.insertInto('children').values([{ name: 'c4' }]).execute()
+  const kidsOf = async (parent: number): Promise<string[]> => (await api.db.selectFrom('parent_to_child_associations').select('child_id')
+    .where('parent_id', '=', parent).orderBy('child_id').execute()).map((row) => String(row.child_id))
+  const usersOf = async (group: number): Promise<string[]> => (await api.db.selectFrom('users').select('id')
+    .where('group_id', '=', group).orderBy('id').execute()).map((row) => String(row.id))
+  const cases: Array<[string, string, readonly string[][], () => Promise<string[]>]> = [
+    ['a many-to-many', '/parents/2/relationships/kids', [['1', '2'], ['3', '4'], ['2', '4'], []], () => kidsOf(2)],
+    ['a to-many by foreign key', '/groups/2/relationships/users', [['1', '2'], ['3'], ['2', '3'], []], () => usersOf(2)],
+  ]
+  for (const [label, url, sets, stored] of cases) {
+    for (let round = 0; round < 8; round++) {
+      const answers = await Promise.all(sets.map((ids) => api.request('PATCH', url, { body: { data: identifiers(url.includes('kids') ? 'child' : 'user', ids) } })))
+      t.same(answers.map((answer) => answer.status), sets.map(() => 200), `${label}, round ${round}: every replacement succeeds`)
+      const final = await stored()
+      t.ok(sets.some((set) => JSON.stringify(set) === JSON.stringify(final)), `${label}, round ${round}: the stored set ${JSON.stringify(final)} is one of those sent`)
+    }
+  }
+})
+
+t.test('concurrent additions of the same members all succeed and link each once; concurrent replacements of a unique to-one too', async (t) => {
+  const adds = await Promise.all(Array.from({ length: 6 }, () => api.request('POST', '/parents/1/relationships/kids', { body: { data: identifiers('child', ['3', '1']) } })))
+  t.same(adds.map((answer) => answer.status), Array.from({ length: 6 }, () => 200), 'adding members already linked (by a concurrent request) is no conflict')
+  const links = await api.db.selectFrom('parent_to_child_associations').select('child_id').where('parent_id', '=', 1).orderBy('child_id').execute()
+  t.same(links.map((row) => row.child_id), [1, 2, 3], 'each member linked once')
+  // workplaces.user_id is unique: two replacements of one user's workplace must not both link one
+  for (let round = 0; round < 6; round++) {
+    const answers = await Promise.all(['1', '2'].map((id) => api.request('PATCH', '/users/3/relationships/workplace', { body: { data: { type: 'workplace', id } } })))
+    t.same(answers.map((answer) => answer.status), [200, 200], `round ${round}: both succeed, one after the other`)
+    const linked = await api.db.selectFrom('workplaces').select('id').where('user_id', '=', 3).execute()
+    t.equal(linked.length, 1, `round ${round}: the user has one workplace`)
+  }
+})

@@ -2,6 +2,13 @@ import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type R
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type { CompareNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../query/filter-nodes.js'
 
+/**
+ * How many characters of a value `match` searches. PostgreSQL refuses to build a \`tsvector\` over 1 MB (SQLSTATE
+ * 54000), which one stored value of distinct words can reach: every \`match\` over its row then failed, for every
+ * client. 100,000 characters (at most 50,000 words) stay below it whatever the words.
+ */
+export const MATCH_TEXT_LENGTH = 100_000
+
 type Builder = ExpressionBuilder<any, any>
 type Compiled = Expression<SqlBool>
 
@@ -119,7 +126,7 @@ function compileCompare ({ eb, alias }: Scope, node: CompareNode): Compiled {
     case 'endswith':
       return eb(ref, 'like', `%${escapeLike(value as string)}`)
     case 'match':
-      return sql<boolean>`to_tsvector('simple', ${ref}) @@ websearch_to_tsquery('simple', ${value as string})`
+      return sql<boolean>`to_tsvector('simple', left(${ref}, ${sql.lit(MATCH_TEXT_LENGTH)})) @@ websearch_to_tsquery('simple', ${value as string})`
   }
 }
 

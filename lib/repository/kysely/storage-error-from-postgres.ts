@@ -16,9 +16,13 @@ const KINDS: Readonly<Record<string, StorageErrorKind>> = {
   22001: 'too-long',
 }
 
-/** A SQLSTATE of class 22 (data exception) not listed above: the database could not use a value it was given. */
+/**
+ * A SQLSTATE not listed above, by its class: 22 (data exception), the database could not use a value it was given;
+ * 54 (program limit exceeded: an index row, a `tsvector`, an array over its limit), a value too large for what the
+ * database builds from it. Both are caused by data, a client's or one a client stored, never a fault of the server.
+ */
 function kindOf (code: string): StorageErrorKind | undefined {
-  return KINDS[code] ?? (code.startsWith('22') ? 'invalid-value' : undefined)
+  return KINDS[code] ?? (code.startsWith('22') ? 'invalid-value' : code.startsWith('54') ? 'too-long' : undefined)
 }
 
 interface PostgresErrorLike {
