@@ -97,6 +97,13 @@ export interface PaginationOptions {
    */
   readonly unpaged?: 'allowed' | 'forbidden' | 'capped'
   /**
+   * How long, in milliseconds, a streamed collection (`page[size]=0`) waits for the client to take what was written
+   * (default 30000). A stream is read through a cursor in a transaction that holds a database connection; a client
+   * that stops reading would hold it for ever. Past the deadline the read stops, its transaction ends and the
+   * connection goes back to the pool, and the response is cut off (the client sees a truncated body).
+   */
+  readonly streamTimeout?: number
+  /**
    * The secret that signs the cursors of cursor pagination (HMAC-SHA256): a string or bytes of at least 32 bytes, or
    * a list of them (the first signs new cursors, every one is accepted: rotate by putting the new secret first). By
    * default a random key of the process (of this registration): cursors then stop working when the process restarts,
@@ -182,7 +189,7 @@ export const OPTION_KEYS = {
   ]),
   /** What Fastify's `register(plugin, options)` reads itself and leaves in the plugin's options. */
   fastify: keyList<RegisterOptions>()(['prefix', 'logLevel', 'logSerializers']),
-  pagination: keyList<PaginationOptions>()(['defaultSize', 'maxSize', 'unpaged', 'cursorSecret']),
+  pagination: keyList<PaginationOptions>()(['defaultSize', 'maxSize', 'unpaged', 'streamTimeout', 'cursorSecret']),
   include: keyList<IncludeOptions>()(['maxDepth', 'maxPaths']),
   sort: keyList<SortOptions>()(['maxKeys', 'maxDepth']),
   filter: keyList<FilterOptions>()(['maxDepth', 'maxNodes']),

@@ -235,6 +235,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     database,
     cursors: resolveCursors(options),
     lifecycle,
+    streamTimeout: integerOption('pagination.streamTimeout', options.pagination?.streamTimeout, 30_000),
   })
 
   // At ready, unless turned off: the tables and columns the declarations name must exist (a custom repository without

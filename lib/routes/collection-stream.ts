@@ -19,6 +19,24 @@ class ClientGone extends Error {
 }
 
 /**
+ * The client did not take what was written within the stream's deadline: the scan stops, its snapshot ends (its
+ * connection goes back to the pool) and the response is cut off.
+ */
+class ClientTooSlow extends Error {
+  constructor (milliseconds: number) {
+    super(`the client read nothing of a streamed response for ${milliseconds} ms`)
+    this.name = 'ClientTooSlow'
+  }
+}
+
+/** What a streamed collection needs of its registration. */
+export interface StreamSettings {
+  readonly lifecycle: Lifecycle
+  /** How long to wait for the client to read, in milliseconds. */
+  readonly streamTimeout: number
+}
+
+/**
  * Answers a collection of every row (`page[size]=0`) as a stream: the document is written batch by batch while the
  * rows are read through a cursor, so memory holds one batch whatever the number of rows. The response starts once
  * the count is known and the cursor is open, so that a failure before the first row (a bad filter value, a database
@@ -29,7 +47,7 @@ class ClientGone extends Error {
 export async function sendCollectionStream (
   request: FastifyRequest,
   reply: FastifyReply,
-  lifecycle: Lifecycle,
+  settings: StreamSettings,
   service: ResourceService,
   resource: ResolvedResource,
   query: QueryTree,
@@ -39,12 +57,21 @@ export async function sendCollectionStream (
   const out = new PassThrough()
   let gone = false
   out.on('close', () => { gone = true })
+  const { streamTimeout } = settings
   const write = async (chunk: string): Promise<void> => {
     if (gone) throw new ClientGone()
     if (out.write(chunk)) return
+    // Backpressure: the client has not taken what was written. Wait for it, but not for ever: the scan holds a
+    // database connection meanwhile.
     await new Promise<void>((resolve, reject) => {
-      const drained = (): void => { out.off('close', closed); resolve() }
-      const closed = (): void => { out.off('drain', drained); reject(new ClientGone()) }
+      const finish = (): void => {
+        clearTimeout(timer)
+        out.off('drain', drained)
+        out.off('close', closed)
+      }
+      const drained = (): void => { finish(); resolve() }
+      const closed = (): void => { finish(); reject(new ClientGone()) }
+      const timer = setTimeout(() => { finish(); reject(new ClientTooSlow(streamTimeout)) }, streamTimeout)
       out.once('drain', drained)
       out.once('close', closed)
     })
@@ -85,8 +112,11 @@ export async function sendCollectionStream (
     tail.jsonapi = JSONAPI_OBJECT
     out.end(`]${JSON.stringify(tail).replace(/^\{/, ',')}`)
   }, (error: unknown) => {
-    if (!(error instanceof ClientGone)) request.log.error({ err: error }, 'fastify-jsonapi: a streamed collection failed after its first byte')
+    if (error instanceof ClientTooSlow) request.log.warn({ err: error }, 'fastify-jsonapi: a streamed collection was cut off: its client stopped reading')
+    else if (!(error instanceof ClientGone)) request.log.error({ err: error }, 'fastify-jsonapi: a streamed collection failed after its first byte')
     out.destroy(error instanceof Error ? error : new Error(String(error)))
+    // the socket too: a client that stopped reading may never take what is still buffered for it
+    if (error instanceof ClientTooSlow) request.raw.socket?.destroy()
   })
-  return documentHeaders(reply, lifecycle, JSONAPI_MEDIA_TYPE).send(out)
+  return documentHeaders(reply, settings.lifecycle, JSONAPI_MEDIA_TYPE).send(out)
 }

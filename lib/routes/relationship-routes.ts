@@ -87,7 +87,7 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
     const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors)
     if (relationship.toMany && query.page.size === 0 && service.resources.streams) {
       const linked = await service.relatedCollection(owner, idOf(request), relationship)
-      return sendCollectionStream(request, reply, context.lifecycle, service.resources, target, query, location(context, request, raw), linked)
+      return sendCollectionStream(request, reply, context, service.resources, target, query, location(context, request, raw), linked)
     }
     const result = await service.readRelated(owner, idOf(request), relationship, query)
     if (relationship.toMany) return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))

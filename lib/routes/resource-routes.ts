@@ -41,6 +41,8 @@ export interface RouteContext {
   readonly cursors: CursorCodec
   /** Whether the registration is closing (see `sendDocument`). */
   readonly lifecycle: Lifecycle
+  /** How long a streamed collection waits for its client to read, in milliseconds (`pagination.streamTimeout`). */
+  readonly streamTimeout: number
 }
 
 /** How a collection route reads cursors: bound to `collection` (`user`, or `user/1/computers`). */
@@ -156,7 +158,7 @@ function listHandler (context: RouteContext, resource: ResolvedResource): Handle
     const service = services instanceof ResourceService ? services : await services
     const query = readQuery(raw, resource, context.graph, context.limits, true, cursorReading(context, request, resource.type))
     // Every row (`page[size]=0`): streamed batch by batch, so memory does not grow with the row count.
-    if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, context.lifecycle, service, resource, query, location(context, request, raw))
+    if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, context, service, resource, query, location(context, request, raw))
     const result = await service.list(resource, query)
     return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
   }

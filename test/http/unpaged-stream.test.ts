@@ -1,8 +1,11 @@
 // `page[size]=0` returns every row as a stream read through a cursor: the same document as the pages put together
 // (order, fieldsets, filters, includes — each included resource once, never a primary one), errors before the first
 // byte are error documents, a failure after it truncates the response, and a client that goes away releases the
-// snapshot (on PGlite's single connection, the next request would wait for ever otherwise).
+// snapshot (on PGlite's single connection, the next request would wait for ever otherwise), and so does one that stops
+// reading, once `pagination.streamTimeout` has passed.
 import t from 'tap'
+import { connect } from 'node:net'
+import { once } from 'node:events'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import { startTestApp, injectJsonApi } from '../helpers/test-app.js'
@@ -146,4 +149,36 @@ t.test('a client that goes away mid-stream releases the snapshot', async (t) => 
   t.equal((await again.json() as { data: unknown[] }).data.length, USERS)
   // fetch keeps its connection alive: without this, closing the app waits for the server's keep-alive timeout (72 s)
   app.server.closeAllConnections()
+})
+
+t.test('a client that stops reading cannot hold the database past pagination.streamTimeout: the stream is cut, its connection released', async (t) => {
+  // names long enough that the document (about 22 MB) fills every buffer between the server and a client that reads nothing
+  await sql`update users set first_name = repeat('x', 20000)`.execute(api.db)
+  t.teardown(async () => { await sql`update users set first_name = null`.execute(api.db) })
+  const app = await documentedFastify()
+  await app.register(jsonApi, { db: api.db, resources, pagination: { streamTimeout: 300 } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const { port } = app.server.address() as { port: number }
+  // a client that sends its request, reads the status line, then reads nothing more (and never goes away)
+  const client = connect(port, '127.0.0.1')
+  t.teardown(() => { client.destroy() })
+  await once(client, 'connect')
+  client.write('GET /users?page[size]=0&fields[user]=name,first_name HTTP/1.1\r\nHost: x\r\n\r\n')
+  const [head] = await once(client, 'data') as [Buffer]
+  t.match(head.toString('latin1'), /^HTTP\/1\.1 200 /, 'the stream started')
+  client.pause()
+  const started = Date.now()
+  // the server gives up on it: it closes the connection (the body cut off; a paused client does not notice)
+  const connections = (): Promise<number> => new Promise((resolve, reject) => app.server.getConnections((error, count) => error ? reject(error) : resolve(count)))
+  while (await connections() > 0 && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(await connections(), 0, `the server closed the connection after ${Date.now() - started} ms`)
+  // and its snapshot is gone: on PGlite's one connection the next request would wait for ever; on PostgreSQL no
+  // transaction is left open on the cursor
+  const next = await api.request('GET', '/users?page[size]=2')
+  t.equal(next.status, 200, 'the database serves the next request')
+  if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== '') {
+    const open = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where query like 'fetch forward%' and state = 'idle in transaction'`.execute(api.db)
+    t.same(open.rows, [{ n: 0 }], 'no transaction left on a cursor')
+  }
 })
