@@ -154,6 +154,12 @@ export interface FilterOptions {
    * value of an `in` list).
    */
   readonly maxNodes?: number
+  /**
+   * The most text-matching comparisons in one request (default 5): `match`, `like`, `notlike`, `ilike`, `notilike`,
+   * `startswith` and `endswith`. Each reads the whole text of every row it is tried on (`match` builds its words,
+   * `ilike` lowercases it), so they cost far more than the other nodes `maxNodes` counts.
+   */
+  readonly maxTextNodes?: number
 }
 
 /** How the plugin meets faults of the database. */
@@ -192,7 +198,7 @@ export const OPTION_KEYS = {
   pagination: keyList<PaginationOptions>()(['defaultSize', 'maxSize', 'unpaged', 'streamTimeout', 'cursorSecret']),
   include: keyList<IncludeOptions>()(['maxDepth', 'maxPaths']),
   sort: keyList<SortOptions>()(['maxKeys', 'maxDepth']),
-  filter: keyList<FilterOptions>()(['maxDepth', 'maxNodes']),
+  filter: keyList<FilterOptions>()(['maxDepth', 'maxNodes', 'maxTextNodes']),
   operations: keyList<OperationsOptions>()(['enabled', 'path', 'maxOperations']),
   openapi: keyList<OpenApiOptions>()(['errors']),
   database: keyList<DatabaseOptions>()(['retries', 'retryAfter']),

@@ -87,6 +87,7 @@ function resolveLimits (options: JsonApiOptions): QueryLimits {
     filter: Object.freeze({
       maxDepth: integerOption('filter.maxDepth', options.filter?.maxDepth, 8),
       maxNodes: integerOption('filter.maxNodes', options.filter?.maxNodes, 200),
+      maxTextNodes: integerOption('filter.maxTextNodes', options.filter?.maxTextNodes, 5, 0),
     }),
   })
 }

@@ -22,7 +22,12 @@ export interface FilterLimits {
    * array of filters but the outermost, and every element of an array in a value (an `in` list, a `between` pair).
    */
   readonly maxNodes: number
+  /** The most text-matching comparisons (`match`, the `like` family, `startswith`, `endswith`) in one request (default 5). */
+  readonly maxTextNodes: number
 }
+
+/** The comparisons that read the whole text of every row they are tried on. */
+const TEXT_OPERATORS: ReadonlySet<string> = new Set(['match', 'like', 'notlike', 'ilike', 'notilike', 'startswith', 'endswith'])
 
 type RawQuery = Readonly<Record<string, unknown>>
 
@@ -80,6 +85,7 @@ function fromText (schema: TSchema, text: string): unknown {
 /** Reads one request's filters: the JSON `filter` and the simple `filter[field]` forms, ANDed. */
 class FilterReader {
   #nodes = 0
+  #textNodes = 0
   readonly #graph: ResourceGraph
   readonly #limits: FilterLimits
   #parameter = 'filter'
@@ -240,6 +246,9 @@ class FilterReader {
       throw this.#fail(`${path}.op`, `'${op}' is not an operator of '${attribute.name}'${operatorChoice(op, attribute)}`)
     }
     const { operand } = BUILTIN_OPERATORS[op]
+    if (TEXT_OPERATORS.has(op) && ++this.#textNodes > this.#limits.maxTextNodes) {
+      throw this.#fail(`${path}.op`, `the filter has more than ${this.#limits.maxTextNodes} text comparisons (match, like, ilike, startswith, endswith …)`)
+    }
     if (!operatorApplies(op, attribute)) {
       throw this.#fail(`${path}.op`, `'${op}' is not allowed on '${attribute.name}' (${attribute.valueKind})${operatorChoice(op, attribute)}`)
     }

@@ -349,6 +349,21 @@ t.test('cannot exceed the filter depth and size limits', async (t) => {
   const tooWide = await api.request('GET', filterUrl('/users', wide))
   t.equal(tooWide.status, 400)
   t.match(tooWide.body.errors[0].detail, /more than 200 nodes/)
+  // text comparisons read the whole text of every row: at most 5 in a request, wherever they stand
+  const texts = [
+    { name: 'name', op: 'match', val: 'ada' },
+    { name: 'name', op: 'ilike', val: '%a%' },
+    { name: 'email', op: 'like', val: '%@%' },
+    { name: 'computers', op: 'any', val: { name: 'name', op: 'startswith', val: 'a' } },
+    { not: { name: 'last_name', op: 'endswith', val: 'z' } },
+  ]
+  t.equal((await api.request('GET', filterUrl('/users', texts))).status, 200, 'five text comparisons are fine')
+  for (const sixth of [{ name: 'name', op: 'notilike', val: '%z%' }, { or: [{ name: 'group.name', op: 'match', val: 'x' }] }]) {
+    const tooMany = await api.request('GET', filterUrl('/users', [...texts, sixth]))
+    t.equal(tooMany.status, 400)
+    t.same(tooMany.body.errors[0].source, { parameter: 'filter' })
+    t.match(tooMany.body.errors[0].detail, /^at \[5\]\..*op: the filter has more than 5 text comparisons/)
+  }
 })
 
 t.test('SQL injection attempts give 400 or a correct empty result, never a database error', async (t) => {

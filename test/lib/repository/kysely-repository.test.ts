@@ -52,7 +52,7 @@ function layer (resource: ResolvedResource, parts: Partial<QueryLayer>): QueryLa
 }
 
 function filter (value: unknown): FilterNode | undefined {
-  return readFilter({ filter: JSON.stringify(value) }, sample, graph, { maxDepth: 8, maxNodes: 200 })
+  return readFilter({ filter: JSON.stringify(value) }, sample, graph, { maxDepth: 8, maxNodes: 200, maxTextNodes: 5 })
 }
 
 async function ids (value: unknown): Promise<number[]> {

@@ -34,7 +34,7 @@ const part = defineResource({
 })
 const graph = resolveResources([sample, part])
 const resource = graph.getResource('sample')
-const limits = { maxDepth: 8, maxNodes: 200 }
+const limits = { maxDepth: 8, maxNodes: 200, maxTextNodes: 5 }
 
 function read (filter: unknown) {
   return readFilter({ filter: JSON.stringify(filter) }, resource, graph, limits)
@@ -106,7 +106,7 @@ t.test('hidden, unfilterable, derived and unknown fields are refused with the pa
 })
 
 t.test('the limits are configurable', async (t) => {
-  const tight = { maxDepth: 2, maxNodes: 3 }
+  const tight = { maxDepth: 2, maxNodes: 3, maxTextNodes: 5 }
   t.ok(readFilter({ filter: JSON.stringify([{ not: { name: 'count', op: 'eq', val: 1 } }]) }, resource, graph, tight))
   t.throws(() => readFilter({ filter: JSON.stringify([{ not: { not: { name: 'count', op: 'eq', val: 1 } } }]) }, resource, graph, tight), JsonApiError)
   t.throws(() => readFilter({ filter: JSON.stringify([1, 2, 3, 4].map((val) => ({ name: 'count', op: 'eq', val }))) }, resource, graph, tight), JsonApiError)
@@ -115,7 +115,7 @@ t.test('the limits are configurable', async (t) => {
 t.test('relationship steps of names are levels; simple filters, value elements and nested arrays are nodes', async (t) => {
   const limited = (raw: Record<string, string>, maxDepth: number, maxNodes: number, on = resource) => {
     try {
-      readFilter(raw, on, graph, { maxDepth, maxNodes })
+      readFilter(raw, on, graph, { maxDepth, maxNodes, maxTextNodes: 5 })
       return 'ok'
     } catch (error) {
       if (!(error instanceof JsonApiError)) throw error

@@ -14,7 +14,7 @@ const LIMITS: QueryLimits = {
   maxIncludeDepth: 3,
   maxIncludePaths: 10,
   sort: { maxKeys: 10, maxDepth: 3 },
-  filter: { maxDepth: 8, maxNodes: 200 },
+  filter: { maxDepth: 8, maxNodes: 200, maxTextNodes: 5 },
 }
 
 type Raw = Record<string, string | string[]>
