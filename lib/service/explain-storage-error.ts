@@ -20,7 +20,8 @@ function onOwnTable (error: StorageError, resource: ResolvedResource): boolean {
 /**
  * The member a failed column stands for: the id, an attribute or a relationship stored in the row (`field`); for a
  * column of the type's own table that no declaration names (a NOT NULL column the application fills itself, or
- * forgot), the resource object, with the column named (`column`).
+ * forgot), the resource object, with the column named (`column`); for a failure of the own table that names no
+ * column (a check constraint, an index entry too large), the resource object.
  */
 function sourceOf (error: StorageError, context: WriteContext): { source?: ErrorSource; field?: string; column?: string } {
   const { resource, base } = context
@@ -36,8 +37,10 @@ function sourceOf (error: StorageError, context: WriteContext): { source?: Error
       }
     }
   }
+  // A column no field writes, or none the database named (a check constraint, an index entry too large): the
+  // resource object.
   const column = error.columns[0]
-  return column === undefined ? {} : { source: { pointer: base }, column }
+  return column === undefined ? { source: { pointer: base } } : { source: { pointer: base }, column }
 }
 
 /** What a missing value of the id means: a client that must send one, or a server that assigns none. */
