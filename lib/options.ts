@@ -54,6 +54,14 @@ export interface JsonApiOptions {
   readonly sort?: SortOptions
   /** Limits of the filters (the JSON `filter` and the simple `filter[name]` ones together). */
   readonly filter?: FilterOptions
+  /**
+   * The longest document a read answers, in characters of JSON text (default 16777216, 16 Mi): the resource objects of
+   * a page, a resource and what it includes. Past it the read is a 400 that says how to ask for less (a smaller
+   * `page[size]`, fewer fields or includes, or every row streamed with `page[size]=0`, which this does not bound), so
+   * that one request cannot make the server build a string of hundreds of megabytes (or one longer than a JavaScript
+   * string can be). The rows are read before they are written: bound the size of your columns too.
+   */
+  readonly maxDocumentLength?: number
   /** The atomic operations endpoint (JSON:API's atomic extension). */
   readonly operations?: OperationsOptions
   /**
@@ -191,7 +199,7 @@ export interface OpenApiOptions {
 export const OPTION_KEYS = {
   options: keyList<JsonApiOptions>()([
     'db', 'readDb', 'repository', 'resources', 'context', 'baseUrl', 'pagination', 'include', 'sort', 'filter', 'operations',
-    'maxIncludeDepth', 'openapi', 'database', 'notFoundHandler', 'checkDatabaseSchema',
+    'maxIncludeDepth', 'maxDocumentLength', 'openapi', 'database', 'notFoundHandler', 'checkDatabaseSchema',
   ]),
   /** What Fastify's `register(plugin, options)` reads itself and leaves in the plugin's options. */
   fastify: keyList<RegisterOptions>()(['prefix', 'logLevel', 'logSerializers']),

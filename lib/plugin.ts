@@ -237,6 +237,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     cursors: resolveCursors(options),
     lifecycle,
     streamTimeout: integerOption('pagination.streamTimeout', options.pagination?.streamTimeout, 30_000),
+    maxDocumentLength: integerOption('maxDocumentLength', options.maxDocumentLength, 16 * 1024 * 1024),
   })
 
   // At ready, unless turned off: the tables and columns the declarations name must exist (a custom repository without

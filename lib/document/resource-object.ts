@@ -138,6 +138,15 @@ function linkageJson (entry: RelationshipEntry, ids: readonly string[]): string 
  * JSON text ({@link ResourceWriter.json}), through a template per type and fieldset: the same text as
  * `JSON.stringify` of the object ({@link ResourceWriter.write}), member for member.
  */
+/**
+ * How much text a document may hold (the `maxDocumentLength` option): a writer counts the characters of the resource
+ * objects it writes, and past `maxLength` throws what `tooLarge` makes, so that no document grows past the bound.
+ */
+export interface DocumentBudget {
+  readonly maxLength: number
+  readonly tooLarge: () => Error
+}
+
 export class ResourceWriter {
   readonly #baseUrl: string
   /** The base URL inside a JSON string. */
@@ -148,12 +157,22 @@ export class ResourceWriter {
   #firstResource: ResolvedResource | undefined
   #firstSelection: Selection | undefined
   #selections: Map<ResolvedResource, Selection> | undefined
+  readonly #budget: DocumentBudget | undefined
+  /** The characters of the resource objects written so far (counted only with a budget). */
+  #written = 0
 
-  constructor (baseUrl: string, query: QueryTree, result: ResultSet) {
+  constructor (baseUrl: string, query: QueryTree, result: ResultSet, budget?: DocumentBudget) {
     this.#baseUrl = baseUrl
     this.#baseJson = escaped(baseUrl)
     this.#query = query
     this.#result = result
+    this.#budget = budget
+  }
+
+  /** Counts `length` more characters written; past the budget, its error. */
+  #spend (length: number): void {
+    const budget = this.#budget
+    if (budget !== undefined && (this.#written += length) > budget.maxLength) throw budget.tooLarge()
   }
 
   /** The URL of a resource. */
@@ -185,18 +204,26 @@ export class ResourceWriter {
    * The JSON text of a row's resource object (see {@link ResourceWriter.write}), with `meta` last when given.
    */
   json (item: ResourceRow, meta?: unknown): JsonText {
-    return new JsonText(this.#append('', item, meta))
+    const json = this.#append('', item, meta)
+    this.#spend(json.length)
+    return new JsonText(json)
   }
 
   /** The JSON text of a row's resource object, as a string. */
   text (item: ResourceRow): string {
-    return this.#append('', item)
+    const json = this.#append('', item)
+    this.#spend(json.length)
+    return json
   }
 
   /** The JSON text of an array of rows' resource objects. */
   array (items: readonly ResourceRow[]): JsonText {
     let json = '['
-    for (let index = 0; index < items.length; index++) json = this.#append(index === 0 ? json : `${json},`, items[index])
+    for (let index = 0; index < items.length; index++) {
+      const before = json.length
+      json = this.#append(index === 0 ? json : `${json},`, items[index])
+      this.#spend(json.length - before)
+    }
     return new JsonText(`${json}]`)
   }
 

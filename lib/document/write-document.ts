@@ -1,7 +1,7 @@
 import type { QueryTree } from '../query/query-tree.js'
 import type { CursorCodec } from '../query/cursors.js'
 import { countMeta, type CursorResult, type ResultSet } from '../service/result-set.js'
-import { ResourceWriter } from './resource-object.js'
+import { ResourceWriter, type DocumentBudget } from './resource-object.js'
 import { quote } from './json-text.js'
 import { cursorPaginationLinks, paginationLinks } from './pagination-links.js'
 
@@ -32,8 +32,8 @@ const JSONAPI_MEMBER = `"jsonapi":${JSON.stringify(JSONAPI_OBJECT)}`
  * is written straight, member by member, as `JSON.stringify` of the document object would write it (the same members
  * in the same order): a route sends it as it is, and `If-Match` compares the tag of the same text.
  */
-export function singleDocumentText (result: ResultSet, query: QueryTree, location: RequestLocation, related = false): DocumentText {
-  const writer = new ResourceWriter(location.baseUrl, query, result)
+export function singleDocumentText (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget): DocumentText {
+  const writer = new ResourceWriter(location.baseUrl, query, result, budget)
   const primary = result.primary[0]
   const self = related || primary === undefined ? `${location.baseUrl}${location.path}` : writer.selfLink(primary.resource, primary.id)
   let text = primary === undefined ? '{"data":null' : `{"data":${writer.text(primary)}`
@@ -68,8 +68,8 @@ function cursorParts (result: ResultSet & { cursor: CursorResult }, query: Query
  * A collection document: `data`, `included`, `links` with pagination, `meta.count`; for a cursor page (which `codec`
  * writes the cursors of) also the cursors (see {@link cursorParts}).
  */
-export function collectionDocument (result: ResultSet, query: QueryTree, location: RequestLocation, codec?: CursorCodec): Record<string, unknown> {
-  const writer = new ResourceWriter(location.baseUrl, query, result)
+export function collectionDocument (result: ResultSet, query: QueryTree, location: RequestLocation, codec?: CursorCodec, budget?: DocumentBudget): Record<string, unknown> {
+  const writer = new ResourceWriter(location.baseUrl, query, result, budget)
   if (result.cursor !== undefined) {
     const parts = cursorParts(result as ResultSet & { cursor: CursorResult }, query, location, codec)
     const document: Record<string, unknown> = {

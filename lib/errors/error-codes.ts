@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   FJA_INVALID_VALUE: { status: 400, title: 'Invalid value' },
   FJA_INVALID_CURSOR: { status: 400, title: 'Invalid cursor' },
   FJA_MAX_PAGE_SIZE_EXCEEDED: { status: 400, title: 'Page size too large' },
+  FJA_DOCUMENT_TOO_LARGE: { status: 400, title: 'Document too large' },
   FJA_CLIENT_ID_FORBIDDEN: { status: 403, title: 'Client-generated id not allowed' },
   FJA_TO_ONE_MEMBERS: { status: 403, title: 'Not a to-many relationship' },
   FJA_READ_ONLY_RELATIONSHIP: { status: 403, title: 'Read-only relationship' },

@@ -10,7 +10,7 @@ import { collectionDocument, linkageData, linkageDocument, metaDocument, singleD
 import { jsonApiError } from '../errors/error-codes.js'
 import { sendCollectionStream } from './collection-stream.js'
 import { sendDocument } from './send-document.js'
-import { cursorReading, location, registerMethodNotAllowed, requestServices, sendCollection, varyOnAccept, type RouteContext } from './resource-routes.js'
+import { cursorReading, documentBudgets, location, registerMethodNotAllowed, requestServices, sendCollection, singleBudget, varyOnAccept, type RouteContext } from './resource-routes.js'
 import type { JsonApiAction } from './route-config.js'
 import { ifMatchHeader, preconditionOf } from './conditional.js'
 
@@ -79,6 +79,7 @@ function relatedPath (owner: ResolvedResource, id: string, relationship: Resolve
 
 function readRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
+  const budgets = documentBudgets(context, target)
   return async function readRelatedResource (request, reply) {
     const raw = rawQuery(request)
     if (relationship.toMany) varyOnAccept(reply)
@@ -90,8 +91,9 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
       return sendCollectionStream(request, reply, context, service.resources, target, query, location(context, request, raw), linked)
     }
     const result = await service.readRelated(owner, idOf(request), relationship, query)
-    if (relationship.toMany) return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
-    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), true).text)
+    const budget = relationship.toMany ? budgets.collection : singleBudget(budgets, query)
+    if (relationship.toMany) return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors, budget))
+    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), true, budget).text)
   }
 }
 

@@ -12,6 +12,7 @@ import type { QueryTree } from '../query/query-tree.js'
 import { rawQuery, type RawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { collectionDocument, metaDocument, singleDocumentText, type RequestLocation } from '../document/write-document.js'
+import type { DocumentBudget } from '../document/resource-object.js'
 import { CURSOR_MEDIA_TYPE, JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { JsonApiAction, JsonApiRouteConfig } from './route-config.js'
@@ -43,6 +44,48 @@ export interface RouteContext {
   readonly lifecycle: Lifecycle
   /** How long a streamed collection waits for its client to read, in milliseconds (`pagination.streamTimeout`). */
   readonly streamTimeout: number
+  /** The longest document a read answers, in characters (`maxDocumentLength`). */
+  readonly maxDocumentLength: number
+}
+
+/** The budgets of the documents of reads of one type (see {@link documentBudgets}). */
+export interface DocumentBudgets {
+  readonly collection: DocumentBudget
+  /** One resource, without and with includes. */
+  readonly single: DocumentBudget
+  readonly including: DocumentBudget
+}
+
+/**
+ * The budgets of the documents of reads of `resource`, made once per route: past `maxDocumentLength` characters, a
+ * 400 that says how to ask for less — for a collection a smaller `page[size]` (or the stream of `page[size]=0`), for
+ * one resource fewer includes or fields.
+ */
+export function documentBudgets (context: RouteContext, resource: ResolvedResource): DocumentBudgets {
+  const maxLength = context.maxDocumentLength
+  const single = (parameter: string): DocumentBudget => ({
+    maxLength,
+    tooLarge: () => jsonApiError('FJA_DOCUMENT_TOO_LARGE', {
+      detail: `the document would be longer than ${maxLength} characters of JSON: ask for fewer includes or fields`,
+      source: { parameter },
+    }),
+  })
+  return {
+    collection: {
+      maxLength,
+      tooLarge: () => jsonApiError('FJA_DOCUMENT_TOO_LARGE', {
+        detail: `the page would be longer than ${maxLength} characters of JSON: ask for a smaller page[size], for fewer fields or includes, or for every row streamed (page[size]=0)`,
+        source: { parameter: 'page[size]' },
+      }),
+    },
+    single: single(`fields[${resource.type}]`),
+    including: single('include'),
+  }
+}
+
+/** The budget of a read of one resource with `query`. */
+export function singleBudget (budgets: DocumentBudgets, query: QueryTree): DocumentBudget {
+  return query.include.length > 0 ? budgets.including : budgets.single
 }
 
 /** How a collection route reads cursors: bound to `collection` (`user`, or `user/1/computers`). */
@@ -151,6 +194,7 @@ export function registerMethodNotAllowed (fastify: FastifyInstance, url: string,
 }
 
 function listHandler (context: RouteContext, resource: ResolvedResource): Handler {
+  const budget = documentBudgets(context, resource).collection
   return async function listResources (request, reply) {
     const raw = rawQuery(request)
     varyOnAccept(reply)
@@ -160,18 +204,19 @@ function listHandler (context: RouteContext, resource: ResolvedResource): Handle
     // Every row (`page[size]=0`): streamed batch by batch, so memory does not grow with the row count.
     if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, context, service, resource, query, location(context, request, raw))
     const result = await service.list(resource, query)
-    return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors))
+    return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors, budget))
   }
 }
 
 function readHandler (context: RouteContext, resource: ResolvedResource): Handler {
+  const budgets = documentBudgets(context, resource)
   return async function readResource (request, reply) {
     const raw = rawQuery(request)
     const services = requestServices(context, request)
     const service = services instanceof ResourceService ? services : await services
     const query = readQuery(raw, resource, context.graph, context.limits, false)
     const result = await service.read(resource, idOf(request), query)
-    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw)).text)
+    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), false, singleBudget(budgets, query)).text)
   }
 }
 

@@ -167,6 +167,33 @@ t.test('custom limits via options', async (t) => {
   await ok(t, '/users?sort=name,first_name,last_name,email,age,status,birth_date,gender,date_create,id,bio.user.bio.user.name', wide)
 })
 
+t.test('cannot read a document longer than maxDocumentLength: a 400 that says how to ask for less, on every read route', async (t) => {
+  // workplaces of 40,000 characters each: three of them pass 100,000 characters of JSON
+  const name = 'w'.repeat(40_000)
+  const ids = (await db.insertInto('workplaces').values([{ name }, { name }, { name }]).returning('id').execute()).map((row) => String(row.id))
+  t.teardown(async () => { await db.deleteFrom('workplaces').where('id', 'in', ids.map(Number)).execute() })
+  const small = await appWith({ maxDocumentLength: 100_000 })
+  const refusals: Array<[string, string, RegExp]> = [
+    ['/workplaces', 'page[size]', /^the page would be longer than 100000 characters of JSON: ask for a smaller page\[size\]/],
+    ['/workplaces?page[size]=3&sort=-id', 'page[size]', /smaller page\[size\]/],
+  ]
+  for (const [url, parameter, detail] of refusals) assertError(t, await small(url), { status: 400, code: 'FJA_DOCUMENT_TOO_LARGE', parameter, detail })
+  t.equal((await small('/workplaces?page[size]=2&sort=-id')).status, 200, 'a smaller page is answered')
+  t.equal((await small(`/workplaces/${ids[0]}`)).status, 200, 'one such resource is answered')
+  t.equal((await small('/workplaces?page[size]=0')).status, 200, 'every row streamed is not bounded')
+  // a resource whose includes pass the bound: the include is to blame
+  await db.updateTable('workplaces').set({ user_id: 1 }).where('id', '=', Number(ids[0])).execute()
+  await db.updateTable('users').set({ first_name: name.repeat(2) }).where('id', '=', 1).execute()
+  t.teardown(async () => { await db.updateTable('users').set({ first_name: null }).where('id', '=', 1).execute() })
+  assertError(t, await small(`/workplaces/${ids[0]}?include=user`), { status: 400, code: 'FJA_DOCUMENT_TOO_LARGE', parameter: 'include', detail: /ask for fewer includes or fields/ })
+  assertError(t, await small('/users/1'), { status: 400, code: 'FJA_DOCUMENT_TOO_LARGE', parameter: 'fields[user]' })
+  t.equal((await small('/users/1?fields[user]=name')).status, 200, 'fewer fields are answered')
+  assertError(t, await small(`/workplaces/${ids[0]}/user`), { status: 400, code: 'FJA_DOCUMENT_TOO_LARGE', parameter: 'fields[user]' })
+  assertError(t, await small('/groups/2/users'), { status: 400, code: 'FJA_DOCUMENT_TOO_LARGE', parameter: 'page[size]' })
+  assertError(t, await small('/groups?include=users'), { status: 400, code: 'FJA_DOCUMENT_TOO_LARGE', parameter: 'page[size]' })
+  t.equal((await get('/users/1')).status, 200, 'the default bound (16 Mi characters) answers it')
+})
+
 t.test('the OpenAPI description states the limits', async (t) => {
   const app = await documentedFastify()
   await app.register(jsonApi, { db, resources, include: { maxPaths: 4 }, sort: { maxKeys: 5, maxDepth: 2 } })
