@@ -53,7 +53,7 @@ export { KyselyRepository } from './repository/kysely/kysely-repository.js'
 export { DatabaseSchemaError } from './repository/kysely/check-database-schema.js'
 export type { MissingDatabaseObject, MistypedColumn, SchemaNeed } from './repository/kysely/check-database-schema.js'
 export type { CountStrategy, ResolvedAttribute, ResolvedRelationship, ResolvedResource, RelationshipStorage } from './schema/resolved.js'
-export type { CursorPosition, CursorWindow, IncludeNode, PageNode, QueryTree, SortNode, SortStep } from './query/query-tree.js'
+export type { CursorPosition, CursorValue, CursorWindow, ElidedValue, IncludeNode, PageNode, QueryTree, SortNode, SortStep } from './query/query-tree.js'
 export { keysetKeys } from './query/query-tree.js'
 export { CURSOR_PAGINATION_PROFILE } from './query/cursors.js'
 export type {

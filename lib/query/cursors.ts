@@ -1,5 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { CursorPosition } from './query-tree.js'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { CursorPosition, CursorValue } from './query-tree.js'
 
 /** The JSON:API cursor pagination profile: its URI names it in `Accept` and `Content-Type`. */
 export const CURSOR_PAGINATION_PROFILE = 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination'
@@ -22,8 +22,17 @@ export type CursorSecret = string | Uint8Array
 export const MIN_SECRET_BYTES = 32
 
 const MAC_BYTES = 32
+/**
+ * The most bytes of sort values a cursor carries besides the id (UTF-8, as JSON). Above it the longest values are
+ * elided: the cursor keeps a digest of each, and its row (the id, never elided) gives the value back when the cursor
+ * is read. So a cursor is at most about 1.5 KB of base64url plus its id (up to `sort.maxKeys` digests), whatever the
+ * values, and a link that carries one stays far below what an HTTP server accepts in a request line (Node: 16 KB
+ * with every header).
+ */
+export const MAX_CURSOR_VALUE_BYTES = 1_024
 /** The longest cursor read (characters): longer ones are refused before any work. */
 const MAX_CURSOR_LENGTH = 16_384
+const DIGEST = /^[A-Za-z0-9_-]{22}$/
 const FORMAT = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/
 /** Domain separation: what the MAC covers is a cursor of this library, in this format. */
 const PURPOSE = 'fastify-jsonapi cursor v1'
@@ -54,9 +63,10 @@ export class CursorCodec {
     return createHmac('sha256', key).update(`${PURPOSE}\n${context}\n${payload}`).digest()
   }
 
-  /** The cursor of a position in the context. */
+  /** The cursor of a position in the context (values over {@link MAX_CURSOR_VALUE_BYTES} elided, the longest first). */
   encode (position: CursorPosition, context: string): string {
-    const body = position.edge === 'on' ? [position.values] : [position.values, position.edge === 'before' ? 'b' : 'a']
+    const values = boundedValues(position.values)
+    const body = position.edge === 'on' ? [values] : [values, position.edge === 'before' ? 'b' : 'a']
     const payload = Buffer.from(JSON.stringify(body), 'utf8').toString('base64url')
     return `${payload}.${this.#mac(this.#keys[0], context, payload).toString('base64url')}`
   }
@@ -85,15 +95,57 @@ export class CursorCodec {
   }
 }
 
+/**
+ * The digest that stands for an elided value: the first 128 bits of its SHA-256, base64url. Only a value equal to the
+ * elided one has it (a collision would take about 2^64 tries, and the client cannot choose what a cursor holds).
+ */
+export function cursorValueDigest (value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest().subarray(0, 16).toString('base64url')
+}
+
+/** The JSON text of a value in a cursor's payload: a string, null, or `{"d": digest}` for an elided value. */
+type PayloadValue = string | null | { readonly d: string }
+
+/**
+ * The values a cursor carries: as they are while the JSON of all but the last (the id, which points at the row) fits
+ * {@link MAX_CURSOR_VALUE_BYTES}; else the longest of them replaced by their digests until it fits. The same values
+ * always give the same result (cursors are deterministic).
+ */
+function boundedValues (values: readonly CursorValue[]): PayloadValue[] {
+  const carried: PayloadValue[] = values.map((value) => value === null || typeof value === 'string' ? value : { d: value.digest })
+  const bytes = carried.slice(0, -1).map((value) => typeof value === 'string' ? Buffer.byteLength(JSON.stringify(value), 'utf8') : 0)
+  let total = bytes.reduce((sum, size) => sum + size, 0)
+  if (total <= MAX_CURSOR_VALUE_BYTES) return carried
+  const longest = bytes.map((size, index) => ({ size, index })).filter(({ size }) => size > 0)
+    .sort((a, b) => b.size - a.size || a.index - b.index)
+  for (const { size, index } of longest) {
+    if (total <= MAX_CURSOR_VALUE_BYTES) break
+    carried[index] = { d: cursorValueDigest(carried[index] as string) }
+    total -= size
+  }
+  return carried
+}
+
+/** A value of a payload read back: a string, null, an elided value; undefined when it is none of them. */
+function valueOf (value: unknown): CursorValue | undefined {
+  if (value === null || typeof value === 'string') return value
+  if (typeof value !== 'object' || Array.isArray(value)) return undefined
+  const keys = Object.keys(value)
+  const digest = (value as { d?: unknown }).d
+  if (keys.length !== 1 || typeof digest !== 'string' || !DIGEST.test(digest)) return undefined
+  return Object.freeze({ digest })
+}
+
 /** The position a signed payload holds, or undefined when it is not one of `keys` values (the last, the id, set). */
 function positionOf (body: unknown, keys: number): CursorPosition | undefined {
   if (!Array.isArray(body) || body.length < 1 || body.length > 2) return undefined
-  const [values, edge] = body as [unknown, unknown]
-  if (!Array.isArray(values) || values.length !== keys) return undefined
-  if (!values.every((value) => value === null || typeof value === 'string') || values[keys - 1] === null) return undefined
+  const [given, edge] = body as [unknown, unknown]
+  if (!Array.isArray(given) || given.length !== keys) return undefined
+  const values = given.map(valueOf)
+  if (values.includes(undefined) || typeof values[keys - 1] !== 'string') return undefined
   if (edge !== undefined && edge !== 'a' && edge !== 'b') return undefined
   return Object.freeze({
-    values: Object.freeze([...values as Array<string | null>]),
+    values: Object.freeze(values as CursorValue[]),
     edge: edge === undefined ? 'on' : edge === 'b' ? 'before' : 'after',
   })
 }

@@ -34,14 +34,26 @@ export interface SortNode {
 }
 
 /**
+ * A sort value too long to carry in a cursor (see `MAX_CURSOR_VALUE_BYTES`): the cursor keeps its digest, and the
+ * row the cursor points at (its id is the position's last value) gives the value back when the cursor is read.
+ */
+export interface ElidedValue {
+  readonly digest: string
+}
+
+/** A sort key value of a position: its text as the database prints it, `null` for NULL, or elided. */
+export type CursorValue = string | null | ElidedValue
+
+/**
  * A position in a collection's order, read from a cursor (the cursor pagination profile): the sort key values of a
- * row, as the database prints them (text; `null` for NULL), one per key of {@link keysetKeys} (the id last), and
+ * row, as the database prints them (text; `null` for NULL; {@link ElidedValue} for one too long to carry), one per
+ * key of {@link keysetKeys} (the id last, never elided), and
  * where the position lies: `on` the row (the cursor of an item: after it are the rows that follow the row, before it
  * those that precede it), or in the gap just `before` or just `after` the row (the cursors of `prev` and `next` of an
  * empty page, which must include the row itself).
  */
 export interface CursorPosition {
-  readonly values: readonly (string | null)[]
+  readonly values: readonly CursorValue[]
   readonly edge: 'on' | 'before' | 'after'
 }
 

@@ -1,12 +1,47 @@
 import type { CursorPosition, CursorWindow } from '../query/query-tree.js'
+import { andNode, compareNode } from '../query/filter-nodes.js'
+import { CURSOR_ERROR_TYPES, cursorValueDigest } from '../query/cursors.js'
 import type { KeysetBound, QueryLayer, Repository } from '../repository/repository.js'
 import type { Row } from '../schema/declaration.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { CursorResult } from './result-set.js'
 
+/** A position whose values are all there (none elided). */
+interface WholePosition extends CursorPosition {
+  readonly values: readonly (string | null)[]
+}
+
+type FindKeyset = NonNullable<Repository['findKeyset']>
+
 /** The bound of a position: rows after a gap just before a row include it, and so do rows before a gap just after it. */
-function boundOf (position: CursorPosition, side: 'after' | 'before'): KeysetBound {
+function boundOf (position: WholePosition, side: 'after' | 'before'): KeysetBound {
   return { values: position.values, inclusive: position.edge === (side === 'after' ? 'before' : 'after') }
+}
+
+/**
+ * A position with its elided values given back by its row (the id, its last value): the row's keys as they are now,
+ * read as the page is (the layer's condition: the filter and every scope), one statement. When the row is no longer
+ * in the collection, or a value it gives back is not the elided one (the row changed), the position is lost: a 400
+ * that says to start again (a position by value is kept whatever happens to its row, but its values did not fit).
+ */
+async function wholePosition (findKeyset: FindKeyset, layer: QueryLayer, position: CursorPosition, parameter: string): Promise<WholePosition> {
+  const { values } = position
+  if (values.every((value) => value === null || typeof value === 'string')) return position as WholePosition
+  const id = values[values.length - 1] as string
+  const { resource } = layer
+  const byId = compareNode(resource.idAttribute, 'eq', id)
+  const found = await findKeyset({ ...layer, where: layer.where === undefined ? byId : andNode([layer.where, byId]), columns: [], include: [] }, { limit: 1, fromEnd: false })
+  const now = found.positions[0]
+  const same = now !== undefined && now.length === values.length && values.every((value, index) =>
+    value === null || typeof value === 'string' ? value === now[index] : now[index] !== null && cursorValueDigest(now[index] as string) === value.digest)
+  if (!same) {
+    throw jsonApiError('FJA_INVALID_CURSOR', {
+      detail: `${parameter} is no longer valid: the row it points at changed or left the collection, and its sort values were too long to keep in the cursor; start again from the first page`,
+      source: { parameter },
+      links: { type: CURSOR_ERROR_TYPES.invalidParameterValue },
+    })
+  }
+  return Object.freeze({ values: now, edge: position.edge })
 }
 
 /**
@@ -26,9 +61,13 @@ export async function readCursorPage (repository: Repository, layer: QueryLayer,
       source: { parameter: window.after !== undefined ? 'page[after]' : window.before !== undefined ? 'page[before]' : 'page[size]' },
     })
   }
-  const { after, before } = window
+  const findKeyset: FindKeyset = repository.findKeyset.bind(repository)
+  const [after, before] = await Promise.all([
+    window.after === undefined ? undefined : wholePosition(findKeyset, layer, window.after, 'page[after]'),
+    window.before === undefined ? undefined : wholePosition(findKeyset, layer, window.before, 'page[before]'),
+  ])
   const fromEnd = before !== undefined && after === undefined
-  const page = await repository.findKeyset(layer, {
+  const page = await findKeyset(layer, {
     ...(after === undefined ? {} : { after: boundOf(after, 'after') }),
     ...(before === undefined ? {} : { before: boundOf(before, 'before') }),
     limit: size + 1,
@@ -51,8 +90,8 @@ export async function readCursorPage (repository: Repository, layer: QueryLayer,
     rows,
     result: {
       positions: items,
-      prev: !previous ? undefined : first ?? { values: (after as CursorPosition).values, edge: (after as CursorPosition).edge === 'before' ? 'before' : 'after' },
-      next: !following ? undefined : last ?? { values: (before as CursorPosition).values, edge: (before as CursorPosition).edge === 'after' ? 'after' : 'before' },
+      prev: !previous ? undefined : first ?? { values: (after as WholePosition).values, edge: (after as WholePosition).edge === 'before' ? 'before' : 'after' },
+      next: !following ? undefined : last ?? { values: (before as WholePosition).values, edge: (before as WholePosition).edge === 'after' ? 'after' : 'before' },
       rangeTruncated: after !== undefined && before !== undefined && more,
     },
   }

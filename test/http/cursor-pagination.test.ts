@@ -15,6 +15,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { defineResource, jsonApi, JsonApiOptionsError, type JsonApiOptions } from '../../lib/index.js'
 import { computer, resources } from '../../examples/app/resources.js'
@@ -519,6 +520,78 @@ t.test('cursor values keep their types: timestamps to the microsecond, exact num
       }
     }
   }
+})
+
+t.test('long sort values: cursors stay short (values elided, given back by their row), their links work over HTTP', async (t) => {
+  t.teardown(reseed)
+  const long = (letter: string): string => letter.repeat(20_000)
+  fixed = await seed(USERS, [
+    { serial: long('b'), name: long('e'), owner_id: 1 },
+    { serial: 'a', name: long('c'), owner_id: 2 },
+    { serial: long('a'), name: long('e'), owner_id: null },
+    { serial: null, name: 'short', owner_id: 3 },
+    { serial: long('c'), name: null, owner_id: 1 },
+    { serial: 'b', name: long('d'), owner_id: 2 },
+    { serial: long('b'), name: long('c'), owner_id: 3 },
+  ])
+  const linksOf = (pages: readonly Body[]): string[] => pages.flatMap((page) => [
+    ...Object.values(page.links), ...page.data.map((item) => item.meta?.page?.cursor ?? ''),
+  ])
+  for (const sort of ['-name', 'name,-serial', 'serial,name']) {
+    const pages = await walkForward(`/computers?sort=${sort}&page[size]=2`)
+    t.same(pages.flatMap(idsOf), expectedIds(parseSort(sort)), `${sort}: every row once, in order`)
+    const back = await walkBackward(pages[pages.length - 1])
+    t.same([...back].reverse().flatMap(idsOf), expectedIds(parseSort(sort)).slice(0, -pages[pages.length - 1].data.length), `${sort}: back, every row once`)
+    const longest = Math.max(...linksOf([...pages, ...back]).map((link) => link.length))
+    t.ok(longest < 2_000, `${sort}: the longest link or cursor is ${longest} characters (the values are 20,000)`)
+  }
+
+  // The issue's case: -name by 1, over a socket, where Node refuses a request line and headers over 16 KiB.
+  await api.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = api.app.server.address() as AddressInfo
+  let next: string | undefined = '/computers?sort=-name&page[size]=1'
+  const seen: string[] = []
+  while (next !== undefined) {
+    const response = await fetch(`http://127.0.0.1:${port}${next}`, { headers: ACCEPT })
+    t.equal(response.status, 200, `GET ${next.slice(0, 60)}…`)
+    const body = await response.json() as Body
+    seen.push(...idsOf(body))
+    next = body.links.next
+  }
+  t.same(seen, expectedIds(parseSort('-name')), 'over HTTP: every link followed, every row once')
+
+  // -name: NULL first, then 'short', then the long values; a page of 3 ends on a long value.
+  const first = (await get('/computers?sort=-name&page[size]=3', ACCEPT)).body
+  api.counter.reset()
+  const second = await get(follow(first.links.next), ACCEPT)
+  t.equal(second.status, 200)
+  t.equal(api.counter.count, 3, 'a cursor with an elided value: its row\'s keys, the page, the count')
+  const last = expectedIds(parseSort('-name'))[6]
+  const third = (await get(follow(second.body.links.next), ACCEPT)).body
+  const empty = await get(`/computers?sort=-name&page[size]=3&page[after]=${cursorOf(third, last)}`, ACCEPT)
+  t.same(empty.body.data, [], 'after the last row: an empty page')
+  t.same(idsOf((await get(follow(empty.body.links.prev), ACCEPT)).body), expectedIds(parseSort('-name')).slice(4), 'whose prev (an elided value too) leads back')
+
+  // The row a cursor points at changed its long value, or left the collection: the position is lost, a 400.
+  const pointed = Number(first.data[2].id)
+  const lost = async (label: string): Promise<void> => {
+    const response = await get(follow(first.links.next), ACCEPT)
+    assertError(t, response, { status: 400, code: 'FJA_INVALID_CURSOR', parameter: 'page[after]', links: { type: TYPES.invalid }, detail: /start again from the first page/ })
+    t.pass(label)
+  }
+  const name = fixed.computers.find((row) => row.id === pointed)!.name
+  await db.updateTable('computers').set({ name: `${name as string}!` }).where('id', '=', pointed).execute()
+  await lost('its row\'s long value changed')
+  await db.updateTable('computers').set({ name }).where('id', '=', pointed).execute()
+  t.equal((await get(follow(first.links.next), ACCEPT)).status, 200, 'the value back: the cursor holds again')
+  const filtered = (await get('/computers?sort=-name&filter[owner_id]=2&page[size]=1', ACCEPT)).body
+  await db.updateTable('computers').set({ owner_id: 3 }).where('id', '=', Number(filtered.data[0].id)).execute()
+  const gone = await get(follow(filtered.links.next), ACCEPT)
+  assertError(t, gone, { status: 400, code: 'FJA_INVALID_CURSOR', parameter: 'page[after]', links: { type: TYPES.invalid }, detail: /left the collection/ })
+  await db.deleteFrom('computers').where('id', '=', pointed).execute()
+  await lost('its row was deleted')
+  const before = await get(`/computers?sort=-name&page[size]=3&page[before]=${cursorOf(second.body, second.body.data[0].id)}`, ACCEPT)
+  t.equal(before.status, 200, 'page[before] with an elided value whose row is there')
 })
 
 t.test('any cursor a client makes up is a 400, never a 5xx', async (t) => {

@@ -3,7 +3,8 @@
  * `readQuery` reads a cursor request into the page node: the window, its context, and every 400 before any SQL.
  */
 import t from 'tap'
-import { CURSOR_ERROR_TYPES, CursorCodec } from '../../../lib/query/cursors.js'
+import { createHmac } from 'node:crypto'
+import { CURSOR_ERROR_TYPES, CursorCodec, MAX_CURSOR_VALUE_BYTES, cursorValueDigest } from '../../../lib/query/cursors.js'
 import { keysetKeys, printSort } from '../../../lib/query/query-tree.js'
 import { readQuery, type CursorReading, type QueryLimits } from '../../../lib/request/read-query.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
@@ -47,6 +48,44 @@ t.test('the codec: round trip, edges, context, secrets', async (t) => {
   t.hasProp(codec.decode(`${payload}.${other.split('.')[1]}`, 'ctx', 3), 'problem', 'a payload under the MAC of another')
   t.hasProp(codec.decode(`${other.split('.')[0]}.${mac}`, 'ctx', 1), 'problem', 'and the other way round')
   t.same(CURSOR_ERROR_TYPES.maxSizeExceeded, 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination/max-size-exceeded')
+})
+
+t.test('the codec: values too long to carry are elided, the longest first, never the id', async (t) => {
+  const secret = 'a secret of at least thirty-two bytes!'
+  const codec = new CursorCodec([secret])
+  const payloadOf = (cursor: string): unknown => JSON.parse(Buffer.from(cursor.split('.')[0], 'base64url').toString('utf8'))
+  const long = 'é'.repeat(20_000)
+  const medium = 'm'.repeat(700)
+  const short = 's'.repeat(200)
+  const id = 'i'.repeat(30)
+  const position = { values: [short, long, medium, null, id], edge: 'after' as const }
+  const cursor = codec.encode(position, 'ctx')
+  t.ok(cursor.length < 2 * MAX_CURSOR_VALUE_BYTES, `a 20,000-character value gives a cursor of ${cursor.length} characters`)
+  t.same(payloadOf(cursor), [[short, { d: cursorValueDigest(long) }, medium, null, id], 'a'], 'the longest value elided; the others fit')
+  t.same(codec.decode(cursor, 'ctx', 5), { values: [short, { digest: cursorValueDigest(long) }, medium, null, id], edge: 'after' }, 'read back as an elided value')
+  t.equal(codec.encode(position, 'ctx'), cursor, 'deterministic')
+  const two = codec.encode({ values: [medium, medium, medium, id], edge: 'on' }, 'ctx')
+  t.same(payloadOf(two), [[{ d: cursorValueDigest(medium) }, { d: cursorValueDigest(medium) }, medium, id]], 'ties: the first ones elided until the rest fits')
+  const fits = { values: ['x'.repeat(MAX_CURSOR_VALUE_BYTES - 10), '1'], edge: 'on' as const }
+  t.same(payloadOf(codec.encode(fits, 'ctx')), [fits.values], 'values that fit are carried whole')
+  const longId = { values: ['a', 'i'.repeat(3000)], edge: 'on' as const }
+  t.same(codec.decode(codec.encode(longId, 'ctx'), 'ctx', 2), longId, 'the id is never elided: it points at the row')
+  t.equal(cursorValueDigest(long), cursorValueDigest(`${long}`), 'a digest depends on the value only')
+  t.not(cursorValueDigest(long), cursorValueDigest(`${long}x`))
+  t.match(cursorValueDigest(long), /^[A-Za-z0-9_-]{22}$/, '128 bits, base64url')
+
+  // Payloads this server signed but that hold no position (written here with the secret): refused, never read on.
+  const signed = (body: unknown): string => {
+    const payload = Buffer.from(JSON.stringify(body), 'utf8').toString('base64url')
+    return `${payload}.${createHmac('sha256', secret).update(`fastify-jsonapi cursor v1\nctx\n${payload}`).digest('base64url')}`
+  }
+  t.same(codec.decode(signed([[{ d: cursorValueDigest(long) }, '1']]), 'ctx', 2), { values: [{ digest: cursorValueDigest(long) }, '1'], edge: 'on' }, 'the signing written here is the codec\'s')
+  for (const body of [
+    [[{ d: 'short' }, '1']], [[{ d: cursorValueDigest(long), e: 1 }, '1']], [[{ digest: cursorValueDigest(long) }, '1']],
+    [[['x'], '1']], [[1, '1']], [['a', { d: cursorValueDigest(long) }]], [['a', null]],
+  ]) {
+    t.match(codec.decode(signed(body), 'ctx', 2), { problem: /does not fit/ }, JSON.stringify(body))
+  }
 })
 
 t.test('keysetKeys: the sort up to the id, or with the id appended', async (t) => {
