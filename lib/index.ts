@@ -37,18 +37,18 @@ export type { CreateAttributes, RelationshipNames, ResourceAttributes, UpdateAtt
 export type { ConditionName, ConditionValue, FilterBuilder, RelatedId } from './query/filter-builder.js'
 export { transformFilter } from './query/transform-filter.js'
 export type { FilterTransformer } from './query/transform-filter.js'
-export type { JsonApiAction, JsonApiRouteConfig } from './routes/route-config.js'
+export type { JsonApiAction, JsonApiRouteConfig } from './contracts/route-config.js'
 export { ResourceConfigError } from './schema/resolve-resources.js'
 export { JsonApiError } from './errors/json-api-error.js'
 export type { ErrorLinks, ErrorObject, ErrorSource, JsonApiErrorInit } from './errors/json-api-error.js'
 export { ERROR_CODES } from './errors/error-codes.js'
-export { jsonApiClientErrorHandler, jsonApiFrameworkErrors } from './errors/framework-errors.js'
+export { jsonApiClientErrorHandler, jsonApiFrameworkErrors } from './routes/framework-errors.js'
 export type { ErrorCode } from './errors/error-codes.js'
 export type {
   ColumnValues, IncludeLayer, KeysetBound, KeysetPage, KeysetWindow, LinkTargets, PageWindow, QueryLayer, RelatedRow, Repository, RequiredRow,
   StorageErrorKind, WriteTarget,
-} from './repository/repository.js'
-export { StorageError } from './repository/repository.js'
+} from './contracts/repository.js'
+export { StorageError } from './contracts/repository.js'
 export { KyselyRepository } from './repository/kysely/kysely-repository.js'
 export { DatabaseSchemaError } from './repository/kysely/check-database-schema.js'
 export type { MissingDatabaseObject, MistypedColumn, SchemaNeed } from './repository/kysely/check-database-schema.js'

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { keyList } from './schema/known-keys.js'
 import type { AnyResourceDeclaration } from './schema/declaration.js'
 import type { JsonApiContext } from './schema/hooks.js'
-import type { Repository } from './repository/repository.js'
+import type { Repository } from './contracts/repository.js'
 
 /**
  * Options of the `jsonApi` plugin.

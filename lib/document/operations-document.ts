@@ -1,9 +1,8 @@
 import type { QueryTree } from '../query/query-tree.js'
-import type { ResultSet } from '../service/result-set.js'
+import type { ResultSet } from '../contracts/result-set.js'
 import { ResourceWriter } from './resource-object.js'
+import { ATOMIC_EXTENSION } from '../contracts/media-types.js'
 
-/** The URI of JSON:API's atomic extension. */
-export const ATOMIC_EXTENSION = 'https://jsonapi.org/ext/atomic'
 
 /**
  * The document of a successful atomic request: one result per operation, in order — `{data: <resource>, meta: null}`

@@ -1,5 +1,5 @@
 import type { CursorPosition, PageNode } from '../query/query-tree.js'
-import type { CursorResult, ResultSet } from '../service/result-set.js'
+import type { CursorResult, ResultSet } from '../contracts/result-set.js'
 import type { RequestLocation } from './write-document.js'
 
 function encode (value: string): string {

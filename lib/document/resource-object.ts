@@ -1,8 +1,8 @@
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import { readValue } from '../schema/value-codec.js'
 import type { QueryTree } from '../query/query-tree.js'
-import { resourceKey, type ResourceRow, type ResultSet } from '../service/result-set.js'
-import { selectionOf, type Selection } from '../service/selection.js'
+import { resourceKey, type ResourceRow, type ResultSet } from '../contracts/result-set.js'
+import { selectionOf, type Selection } from '../contracts/selection.js'
 import { JsonText, escaped, needsEscape, quote, valueJson } from './json-text.js'
 
 /** A resource identifier object. */

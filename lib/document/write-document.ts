@@ -1,6 +1,6 @@
 import type { QueryTree } from '../query/query-tree.js'
 import type { CursorCodec } from '../query/cursors.js'
-import { countMeta, type CursorResult, type ResultSet } from '../service/result-set.js'
+import { countMeta, type CursorResult, type ResultSet } from '../contracts/result-set.js'
 import { ResourceWriter, type DocumentBudget } from './resource-object.js'
 import { quote } from './json-text.js'
 import { cursorPaginationLinks, paginationLinks } from './pagination-links.js'

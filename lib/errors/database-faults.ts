@@ -1,6 +1,6 @@
 import { jsonApiError } from './error-codes.js'
 import type { JsonApiError } from './json-api-error.js'
-import { StorageError } from '../repository/repository.js'
+import { StorageError } from '../contracts/repository.js'
 
 /**
  * A failure of the database rather than of the request:

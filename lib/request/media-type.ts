@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { jsonApiError } from '../errors/error-codes.js'
-import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
-import { ATOMIC_EXTENSION } from '../document/operations-document.js'
+import { ATOMIC_EXTENSION, JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
 
 /** A parsed media type: essence (lowercase `type/subtype`) and parameters (lowercase names, unquoted values). */
 interface MediaType {

@@ -1,31 +1,9 @@
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { Operation, OperationRef } from '../contracts/inputs.js'
 import { jsonApiError } from '../errors/error-codes.js'
 
 /** The member of an atomic operations document. */
 export const OPERATIONS_MEMBER = 'atomic:operations'
-
-/** Where an operation points: a resource by id or lid, optionally one of its relationships. */
-export interface OperationRef {
-  readonly resource: ResolvedResource
-  readonly id?: string
-  readonly lid?: string
-  readonly relationship?: ResolvedRelationship
-}
-
-/** One operation, checked for structure; its `data` is read when it runs (lids are known only then). */
-export interface Operation {
-  readonly index: number
-  readonly op: 'add' | 'update' | 'remove'
-  /** The pointer of the operation: `/atomic:operations/<index>`. */
-  readonly base: string
-  readonly ref: OperationRef | undefined
-  /** The resource type of `data` for resource operations. */
-  readonly resource: ResolvedResource
-  readonly data: unknown
-  readonly hasData: boolean
-  /** `meta.ifMatch`: the operation's precondition (the ETag of `GET /<type>/<id>`, or `*`), when it has one. */
-  readonly ifMatch: string | undefined
-}
 
 const MEMBERS = new Set(['op', 'ref', 'data', 'meta', 'href'])
 

@@ -1,5 +1,5 @@
 import type { ResolvedRelationship } from '../schema/resolved.js'
-import type { LinkageInput } from './read-resource-document.js'
+import type { LinkageInput } from '../contracts/inputs.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { readLinkage } from './read-linkage.js'
 

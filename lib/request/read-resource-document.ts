@@ -1,29 +1,10 @@
-import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import type { ResolvedResource } from '../schema/resolved.js'
+import type { LinkageInput, ResourceInput } from '../contracts/inputs.js'
 import type { JsonApiErrorInit } from '../errors/json-api-error.js'
 import { JsonApiError } from '../errors/json-api-error.js'
 import { errorInit, jsonApiError } from '../errors/error-codes.js'
 import { readLinkage } from './read-linkage.js'
 import { escapePointerToken } from '../schema/compiled-input.js'
-
-/** The linkage a write body sets for one relationship. */
-export interface LinkageInput {
-  readonly relationship: ResolvedRelationship
-  /** The related ids; `null` clears a to-one relationship. */
-  readonly ids: readonly string[] | null
-  /** Pointer of the relationship's `data` member, for errors. */
-  readonly pointer: string
-  /** Pointer of the relationship as a whole (`/data/relationships/owner`, or `/data` of a relationship document). */
-  readonly member: string
-}
-
-/** A validated create or update body. */
-export interface ResourceInput {
-  /** A client-generated id (create) or the resource's id (update). */
-  readonly id: string | undefined
-  /** Attribute name → wire value, only the attributes sent. */
-  readonly attributes: Readonly<Record<string, unknown>>
-  readonly relationships: readonly LinkageInput[]
-}
 
 const DATA_MEMBERS = new Set(['type', 'id', 'lid', 'attributes', 'relationships', 'links', 'meta'])
 

@@ -7,7 +7,7 @@ import type { ResourceService } from '../service/resource-service.js'
 import { ResourceWriter } from '../document/resource-object.js'
 import { paginationLinks } from '../document/pagination-links.js'
 import { JSONAPI_OBJECT, type RequestLocation } from '../document/write-document.js'
-import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
 import { documentHeaders, type Lifecycle } from './send-document.js'
 
 /** The client went away while its collection was streamed: the scan stops and its snapshot ends. */

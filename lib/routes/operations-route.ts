@@ -2,9 +2,13 @@ import type { FastifyInstance } from 'fastify'
 import { documentJson } from '../document/json-text.js'
 import { readOperations } from '../request/read-operations.js'
 import { runOperations } from '../service/operations-runner.js'
-import { operationsDocument, ATOMIC_EXTENSION } from '../document/operations-document.js'
+import { readResourceObject } from '../request/read-resource-document.js'
+import { readLinkage } from '../request/read-linkage.js'
+import type { OperationReaders } from '../contracts/inputs.js'
+import { operationsDocument } from '../document/operations-document.js'
+import { ATOMIC_EXTENSION } from '../contracts/media-types.js'
 import { pageNode, queryTree } from '../query/query-tree.js'
-import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
 import { registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
 import { preconditionOf } from './conditional.js'
 import { sendDocument } from './send-document.js'
@@ -21,6 +25,9 @@ export interface OperationsSettings {
  * Registers `POST <path>` for atomic operations: 200 with `atomic:results`, or 204 without a body when every
  * operation is a remove. The response names the atomic extension in its media type when the request did.
  */
+/** The request stage's readers of what an operation's \`data\` holds, for the service that runs the batch. */
+const READERS: OperationReaders = Object.freeze({ resourceObject: readResourceObject, linkage: readLinkage })
+
 export function registerOperationsRoute (fastify: FastifyInstance, context: RouteContext, settings: OperationsSettings): void {
   fastify.route({
     method: 'POST',
@@ -34,7 +41,7 @@ export function registerOperationsRoute (fastify: FastifyInstance, context: Rout
       // `meta.ifMatch` of an operation: its precondition, as If-Match of the route it stands for
       const onlyRemovals = operations.every((operation) => operation.op === 'remove' && operation.ref?.relationship === undefined)
       // The document is written inside the batch's transaction: a failure while rendering leaves nothing written.
-      const text = await runOperations(context.graph, service, operations,
+      const text = await runOperations(context.graph, service, operations, READERS,
         (resource, id, ifMatch) => preconditionOf(context, resource, id, ifMatch, { pointer: '/meta/ifMatch' }),
         (results) => onlyRemovals ? undefined : documentJson(operationsDocument(results, RESULT_QUERY, context.baseUrl)))
       if (text === undefined) return reply.code(204).send()

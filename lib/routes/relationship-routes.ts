@@ -11,7 +11,7 @@ import { jsonApiError } from '../errors/error-codes.js'
 import { sendCollectionStream } from './collection-stream.js'
 import { sendDocument } from './send-document.js'
 import { cursorReading, documentBudgets, location, registerMethodNotAllowed, requestServices, sendCollection, singleBudget, varyOnAccept, type RouteContext } from './resource-routes.js'
-import type { JsonApiAction } from './route-config.js'
+import type { JsonApiAction } from '../contracts/route-config.js'
 import { ifMatchHeader, preconditionOf } from './conditional.js'
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import { JSONAPI_MEDIA_TYPE } from '../errors/error-handler.js'
+import { JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
 import { entityTag, noneMatch } from './conditional.js'
 
 /** Whether the registration is closing (Fastify's `preClose`): every answer then closes its keep-alive connection. */

@@ -1,10 +1,10 @@
 import type { CursorPosition, CursorWindow } from '../query/query-tree.js'
 import { andNode, compareNode } from '../query/filter-nodes.js'
 import { CURSOR_ERROR_TYPES, cursorValueDigest } from '../query/cursors.js'
-import type { KeysetBound, QueryLayer, Repository } from '../repository/repository.js'
+import type { KeysetBound, QueryLayer, Repository } from '../contracts/repository.js'
 import type { Row } from '../schema/declaration.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import type { CursorResult } from './result-set.js'
+import type { CursorResult } from '../contracts/result-set.js'
 
 /** A position whose values are all there (none elided). */
 interface WholePosition extends CursorPosition {

@@ -1,4 +1,4 @@
-import { StorageError } from '../repository/repository.js'
+import { StorageError } from '../contracts/repository.js'
 import type { ResolvedResource } from '../schema/resolved.js'
 import type { ErrorSource } from '../errors/json-api-error.js'
 import { jsonApiError, type ErrorCode } from '../errors/error-codes.js'

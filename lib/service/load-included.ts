@@ -1,6 +1,6 @@
-import type { IncludeLayer, Repository } from '../repository/repository.js'
+import type { IncludeLayer, Repository } from '../contracts/repository.js'
 import type { ResolvedResource } from '../schema/resolved.js'
-import { resourceKey, type ResourceRow, type ResultSet } from './result-set.js'
+import { resourceKey, type ResourceRow, type ResultSet } from '../contracts/result-set.js'
 
 const NOTHING_INCLUDED: readonly ResourceRow[] = Object.freeze([])
 const NO_LINKAGE: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>> = new Map()

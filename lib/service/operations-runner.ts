@@ -1,14 +1,12 @@
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
-import type { Operation, OperationRef } from '../request/read-operations.js'
-import { readResourceObject } from '../request/read-resource-document.js'
-import { readLinkage } from '../request/read-linkage.js'
+import type { Operation, OperationReaders, OperationRef } from '../contracts/inputs.js'
 import { pageNode, queryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { relocateError } from '../errors/relocate-error.js'
 import { clientErrorOf } from '../errors/json-api-error.js'
 import type { Precondition, ResourceService } from './resource-service.js'
 import { RelationshipService } from './relationship-service.js'
-import type { ResultSet } from './result-set.js'
+import type { ResultSet } from '../contracts/result-set.js'
 
 /** The results' query: every field, nothing included. */
 const RESULT_QUERY = queryTree({ page: pageNode(1, 0) })
@@ -102,8 +100,8 @@ function locate (error: unknown, operation: Operation): unknown {
 export type OperationPrecondition = (resource: ResolvedResource, id: string, ifMatch: string | undefined) => Precondition | undefined
 
 export function runOperations<T = Array<ResultSet | null>> (
-  graph: ResourceGraph, service: ResourceService, operations: readonly Operation[], conditions: OperationPrecondition = () => undefined,
-  finish: (results: Array<ResultSet | null>) => T = (results) => results as T,
+  graph: ResourceGraph, service: ResourceService, operations: readonly Operation[], readers: OperationReaders,
+  conditions: OperationPrecondition = () => undefined, finish: (results: Array<ResultSet | null>) => T = (results) => results as T,
 ): Promise<T> {
   // `finish` (the route renders the document there) runs inside the transaction: a failure while rendering rolls
   // the whole batch back.
@@ -113,7 +111,7 @@ export function runOperations<T = Array<ResultSet | null>> (
     const results: Array<ResultSet | null> = []
     for (const operation of operations) {
       try {
-        results.push(await runOne(operation, resources, relationships, lids, conditions))
+        results.push(await runOne(operation, readers, resources, relationships, lids, conditions))
       } catch (error) {
         throw locate(error, operation)
       }
@@ -127,13 +125,13 @@ function refId (ref: OperationRef, lids: LidTable): string {
 }
 
 async function runOne (
-  operation: Operation, resources: ResourceService, relationships: RelationshipService, lids: LidTable, conditions: OperationPrecondition,
+  operation: Operation, readers: OperationReaders, resources: ResourceService, relationships: RelationshipService, lids: LidTable, conditions: OperationPrecondition,
 ): Promise<ResultSet | null> {
   const { op, ref, resource } = operation
   if (ref?.relationship !== undefined) {
     const relationship = ref.relationship
     const ownerId = refId(ref, lids)
-    const input = { relationship, ids: readLinkage(lids.linkage(operation.data, '/data'), relationship, '/data'), pointer: '/data', member: '/data' }
+    const input = { relationship, ids: readers.linkage(lids.linkage(operation.data, '/data'), relationship, '/data'), pointer: '/data', member: '/data' }
     const precondition = conditions(ref.resource, ownerId, operation.ifMatch)
     if (op === 'update') {
       await relationships.replace(ref.resource, ownerId, input, precondition)
@@ -161,7 +159,7 @@ async function runOne (
       throw jsonApiError('FJA_DUPLICATE_LID', { detail: `the lid '${lid}' is already used by an earlier operation`, source: { pointer: '/data/lid' } })
     }
     const { lid: _lid, ...rest } = lids.relationships(data, '/data')
-    const input = readResourceObject(rest, resource, 'create', '/data')
+    const input = readers.resourceObject(rest, resource, 'create', '/data')
     const result = await resources.create(resource, input, RESULT_QUERY)
     if (lid !== undefined) lids.define(lid, resource.type, result.primary[0].id)
     return result
@@ -178,6 +176,6 @@ async function runOne (
   }
   const { lid: _lid, ...rest } = lids.relationships(data, '/data')
   const precondition = conditions(resource, id, operation.ifMatch)
-  const input = readResourceObject({ ...rest, id }, resource, 'update', '/data', id)
+  const input = readers.resourceObject({ ...rest, id }, resource, 'update', '/data', id)
   return resources.update(resource, id, input, RESULT_QUERY, '/data', precondition)
 }

@@ -4,8 +4,8 @@ import { sortNode } from '../query/query-tree.js'
 import { andNode, compareNode, constantNode, existsNode, type FilterNode } from '../query/filter-nodes.js'
 import { transformFilter } from '../query/transform-filter.js'
 import { filterBuilderOf } from '../query/filter-builder.js'
-import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, WriteTarget } from '../repository/repository.js'
-import { selectionOf } from './selection.js'
+import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, WriteTarget } from '../contracts/repository.js'
+import { selectionOf } from '../contracts/selection.js'
 
 const NO_INCLUDES: readonly IncludeLayer[] = Object.freeze([])
 

@@ -1,13 +1,13 @@
-import type { Repository } from '../repository/repository.js'
+import type { Repository } from '../contracts/repository.js'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
-import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
+import type { LinkageInput, ResourceInput } from '../contracts/inputs.js'
 import { linkedToNode, type FilterNode } from '../query/filter-nodes.js'
 import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { ANSWER_AS_IS, type Finish, type Precondition, type ResourceService } from './resource-service.js'
 import { writeLinks } from './relationship-writes.js'
 import { explainStorageError } from './explain-storage-error.js'
-import type { ResultSet } from './result-set.js'
+import type { ResultSet } from '../contracts/result-set.js'
 
 /**
  * The related-resource routes (`/<type>/<id>/<relationship>`) and relationship routes

@@ -1,6 +1,6 @@
-import { StorageError, type Repository, type RequiredRow } from '../repository/repository.js'
+import { StorageError, type Repository, type RequiredRow } from '../contracts/repository.js'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
-import type { LinkageInput } from '../request/read-resource-document.js'
+import type { LinkageInput } from '../contracts/inputs.js'
 import { isValidId } from '../schema/resource-id.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { QueryComposer } from './query-composer.js'

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { Row } from '../schema/declaration.js'
 import type { ResolvedAttribute, ResolvedResource } from '../schema/resolved.js'
 import type { StoredResource, WriteInput } from '../schema/hooks.js'
-import type { LinkageInput, ResourceInput } from '../request/read-resource-document.js'
+import type { LinkageInput, ResourceInput } from '../contracts/inputs.js'
 import { readValue } from '../schema/value-codec.js'
 import { relocateError } from '../errors/relocate-error.js'
 

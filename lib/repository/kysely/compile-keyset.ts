@@ -1,5 +1,5 @@
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely'
-import type { KeysetBound } from '../repository.js'
+import type { KeysetBound } from '../../contracts/repository.js'
 
 /** One key of a keyset order, compiled. */
 export interface KeysetKey {

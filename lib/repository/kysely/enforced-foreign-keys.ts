@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
-import type { RequiredRow } from '../repository.js'
+import type { RequiredRow } from '../../contracts/repository.js'
 import { quotedTable } from './check-database-schema.js'
 
 /**

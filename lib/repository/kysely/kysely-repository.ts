@@ -4,7 +4,7 @@ import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../.
 import {
   StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type QueryLayer, type RelatedRow,
   type Repository, type RequiredRow, type WriteTarget,
-} from '../repository.js'
+} from '../../contracts/repository.js'
 import type { FilterNode } from '../../query/filter-nodes.js'
 import { keysetKeys, type SortNode } from '../../query/query-tree.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'

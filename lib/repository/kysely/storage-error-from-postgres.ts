@@ -1,4 +1,4 @@
-import { StorageError, type StorageErrorKind } from '../repository.js'
+import { StorageError, type StorageErrorKind } from '../../contracts/repository.js'
 import { databaseFault } from '../../errors/database-faults.js'
 
 const KINDS: Readonly<Record<string, StorageErrorKind>> = {

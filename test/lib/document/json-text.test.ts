@@ -10,7 +10,7 @@ import { JsonText, documentJson, quote, valueJson } from '../../../lib/document/
 import { ResourceWriter } from '../../../lib/document/resource-object.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { pageNode, queryTree } from '../../../lib/query/query-tree.js'
-import { resourceKey, type ResultSet } from '../../../lib/service/result-set.js'
+import { resourceKey, type ResultSet } from '../../../lib/contracts/result-set.js'
 import { singleDocumentText } from '../../../lib/document/write-document.js'
 import { resources } from '../../../examples/app/resources.js'
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { databaseFault, faultError, isRetryableConflict } from '../../../lib/errors/database-faults.js'
-import { toJsonApiError } from '../../../lib/errors/error-handler.js'
-import { StorageError } from '../../../lib/repository/repository.js'
+import { toJsonApiError } from '../../../lib/routes/error-handler.js'
+import { StorageError } from '../../../lib/contracts/repository.js'
 import { storageErrorFromPostgres } from '../../../lib/repository/kysely/storage-error-from-postgres.js'
 
 /** An error as node-postgres reports one from the server: a message and a SQLSTATE `code`. */

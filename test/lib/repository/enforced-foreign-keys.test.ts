@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import { defineResource, KyselyRepository, StorageError } from '../../../lib/index.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { constantNode } from '../../../lib/query/filter-nodes.js'
-import type { RequiredRow } from '../../../lib/repository/repository.js'
+import type { RequiredRow } from '../../../lib/contracts/repository.js'
 import type { ResolvedResource } from '../../../lib/schema/resolved.js'
 import { openTestDatabase } from '../../helpers/database.js'
 

@@ -191,7 +191,7 @@ t.test('a query string read before gives the same parsing and the same tree; any
   t.equal(readQuery(rawQuery(request(url)), user, graph, LIMITS, true), tree, 'the same tree')
   t.same(tree.page, { kind: 'page', number: 1, size: 5 })
   t.same([...(tree.fields.get('user') ?? [])], ['name', 'computers'])
-  const { selectionOf } = await import('../../../lib/service/selection.js')
+  const { selectionOf } = await import('../../../lib/contracts/selection.js')
   t.equal(selectionOf(user, tree.fields.get('user')), selectionOf(user, tree.fields.get('user')), 'one selection for the kept fieldset')
   t.same(selectionOf(user, tree.fields.get('user')).attributes, ['name'])
   const single = readQuery(raw, user, graph, LIMITS, false)

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net'
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { jsonApiError, type ErrorCode } from './error-codes.js'
-import type { JsonApiError } from './json-api-error.js'
+import { jsonApiError, type ErrorCode } from '../errors/error-codes.js'
+import type { JsonApiError } from '../errors/json-api-error.js'
 
 /**
  * Errors that happen before any route, and so before the plugin — which answers for its own routes only — sees the

@@ -1,17 +1,12 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { JsonApiError, clientErrorOf } from './json-api-error.js'
-import { jsonApiError, type ErrorCode } from './error-codes.js'
-import { StorageError } from '../repository/repository.js'
-import { databaseFault, faultError } from './database-faults.js'
+import { JsonApiError, clientErrorOf } from '../errors/json-api-error.js'
+import { jsonApiError, type ErrorCode } from '../errors/error-codes.js'
+import { StorageError } from '../contracts/repository.js'
+import { databaseFault, faultError } from '../errors/database-faults.js'
 import { documentJson } from '../document/json-text.js'
 import { JSONAPI_OBJECT } from '../document/write-document.js'
 import { CURSOR_PAGINATION_PROFILE } from '../query/cursors.js'
-
-/** The JSON:API media type. */
-export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json'
-
-/** The JSON:API media type naming the cursor pagination profile: a cursor page's, and its errors'. */
-export const CURSOR_MEDIA_TYPE = `${JSONAPI_MEDIA_TYPE}; profile="${CURSOR_PAGINATION_PROFILE}"`
+import { CURSOR_MEDIA_TYPE, JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
 
 /** What the `links.type` of the profile's errors begins with. */
 const PROFILE_ERRORS = `${CURSOR_PAGINATION_PROFILE}/`
