@@ -5,9 +5,9 @@ import { OPTION_KEYS, type JsonApiOptions } from './options.js'
 import { registrationWarnings, resolveResources } from './schema/resolve-resources.js'
 import { unknownKey, unknownKeyMessage } from './schema/known-keys.js'
 import { KyselyRepository } from './repository/kysely/kysely-repository.js'
-import type { Repository } from './contracts/repository.js'
+import { faultOf, type Repository } from './contracts/repository.js'
 import { checkDatabaseSchema } from './repository/kysely/check-database-schema.js'
-import { databaseFault } from './errors/database-faults.js'
+import { postgresFault } from './repository/kysely/postgres-faults.js'
 import { escapePointerToken } from './schema/compiled-input.js'
 import { jsonApiErrorHandler } from './routes/error-handler.js'
 import { JSONAPI_MEDIA_TYPE } from './contracts/media-types.js'
@@ -251,7 +251,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
       try {
         await checkDatabaseSchema(db, graph)
       } catch (error) {
-        if (strict || databaseFault(error) === undefined) throw error
+        if (strict || postgresFault(error) === undefined) throw error
         warnLoudly(fastify, `fastify-jsonapi: could not check the database schema at ready (${(error as Error).message}); set checkDatabaseSchema: true to fail the start instead`, 'FJA_SCHEMA_UNCHECKED')
       }
     })
@@ -275,7 +275,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   // Every answer, an error's too, is sent by `sendDocument`: the JSON:API media type without the charset Fastify
   // would append, the ETag of a read and its 304, and `Connection: close` while closing. No `onSend` hook: running
   // one per request cost more than the rest of sending.
-  fastify.setErrorHandler(jsonApiErrorHandler(database.retryAfter, (reply, text, type) => sendDocument(reply, lifecycle, text, type)))
+  fastify.setErrorHandler(jsonApiErrorHandler(database.retryAfter, (reply, text, type) => sendDocument(reply, lifecycle, text, type), (error) => faultOf(repository, error)))
   // A graceful close: Fastify stops accepting connections and answers new requests 503; a request in flight finishes,
   // and its response closes its keep-alive connection, so that the close does not wait for the client to hang up.
   fastify.addHook('preClose', function jsonApiClosing (done) {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { DatabaseFault } from '../errors/database-faults.js'
 import type { Row } from '../schema/declaration.js'
 import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import type { SortNode } from '../query/query-tree.js'
@@ -172,6 +173,13 @@ export interface Repository {
    * `event.db` so that what they write commits or rolls back with the write. Optional for other repositories.
    */
   readonly kysely?: Kysely<any>
+  /**
+   * What kind of database fault an error is — one this repository threw, or one of its driver that reached the
+   * service another way (a write hook's statement on `event.db`, a transaction that could not begin) — looking
+   * through its `cause` chain; undefined for anything else. A fault is a 503 (`conflict`: after the retries). Optional:
+   * without it, only {@link StorageError}s of kind `unavailable`, `timeout` and `conflict` are faults.
+   */
+  faultOf?(error: unknown): DatabaseFault | undefined
 }
 
 /**
@@ -200,4 +208,22 @@ export class StorageError extends Error {
     this.columns = details.columns ?? []
     this.constraint = details.constraint
   }
+}
+
+/** The fault a {@link StorageError} in an error's `cause` chain reports (kind `unavailable`, `timeout` or `conflict`). */
+export function storageFault (error: unknown): DatabaseFault | undefined {
+  const seen = new Set<unknown>()
+  for (let current = error; typeof current === 'object' && current !== null && !seen.has(current); current = (current as { cause?: unknown }).cause) {
+    seen.add(current)
+    if (current instanceof StorageError) {
+      const kind = current.kind
+      if (kind === 'unavailable' || kind === 'timeout' || kind === 'conflict') return kind
+    }
+  }
+  return undefined
+}
+
+/** The fault an error is for a repository: its own `faultOf`, or {@link storageFault}. */
+export function faultOf (repository: Repository, error: unknown): DatabaseFault | undefined {
+  return repository.faultOf === undefined ? storageFault(error) : repository.faultOf(error)
 }

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { JsonApiError, clientErrorOf } from '../errors/json-api-error.js'
 import { jsonApiError, type ErrorCode } from '../errors/error-codes.js'
-import { StorageError } from '../contracts/repository.js'
-import { databaseFault, faultError } from '../errors/database-faults.js'
+import { StorageError, storageFault } from '../contracts/repository.js'
+import { faultError, type DatabaseFault } from '../errors/database-faults.js'
 import { documentJson } from '../document/json-text.js'
 import { JSONAPI_OBJECT } from '../document/write-document.js'
 import { CURSOR_PAGINATION_PROFILE } from '../query/cursors.js'
@@ -19,13 +19,17 @@ const FASTIFY_CODES: Readonly<Record<string, { code: ErrorCode; detail: string; 
   FST_ERR_CTP_BODY_TOO_LARGE: { code: 'FJA_PAYLOAD_TOO_LARGE', detail: 'the request body is too large' },
 }
 
+/** What kind of database fault an error is (the repository's `faultOf`), or undefined. */
+export type FaultOf = (error: unknown) => DatabaseFault | undefined
+
 /**
  * Turns anything thrown while handling a request into a {@link JsonApiError}: a fault of the database (unreachable,
- * connection lost, timeout, a conflict left after the retries) is a 503 with `Retry-After: retryAfter` (seconds).
+ * connection lost, timeout, a conflict left after the retries), as `faultOf` recognises it, is a 503 with
+ * `Retry-After: retryAfter` (seconds).
  */
-export function toJsonApiError (error: unknown, retryAfter = 1): JsonApiError {
+export function toJsonApiError (error: unknown, retryAfter = 1, faultOf: FaultOf = storageFault): JsonApiError {
   if (error instanceof JsonApiError) return error
-  const fault = databaseFault(error)
+  const fault = faultOf(error)
   if (fault !== undefined) return faultError(fault, retryAfter)
   const fastifyError = error as Partial<FastifyError> | undefined
   const known = typeof fastifyError?.code === 'string' ? FASTIFY_CODES[fastifyError.code] : undefined
@@ -46,9 +50,9 @@ export function toJsonApiError (error: unknown, retryAfter = 1): JsonApiError {
  * are logged through `request.log.error`; database faults become a 503 with `Retry-After: retryAfter` (seconds) and
  * are logged through `request.log.warn`.
  */
-export function jsonApiErrorHandler (retryAfter: number, send: (reply: FastifyReply, text: string, type: string) => FastifyReply): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+export function jsonApiErrorHandler (retryAfter: number, send: (reply: FastifyReply, text: string, type: string) => FastifyReply, faultOf: FaultOf = storageFault): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
   return function jsonApiErrors (error, request, reply) {
-    const rendered = toJsonApiError(error, retryAfter)
+    const rendered = toJsonApiError(error, retryAfter, faultOf)
     if (rendered.statusCode === 503 && !(error instanceof JsonApiError)) {
       request.log.warn({ err: error }, 'fastify-jsonapi: the database failed the request')
     } else if (rendered.statusCode >= 500) {

@@ -1,8 +1,8 @@
-import { StorageError } from '../contracts/repository.js'
+import { StorageError, storageFault } from '../contracts/repository.js'
 import type { ResolvedResource } from '../schema/resolved.js'
 import type { ErrorSource } from '../errors/json-api-error.js'
 import { jsonApiError, type ErrorCode } from '../errors/error-codes.js'
-import { databaseFault, type DatabaseFault } from '../errors/database-faults.js'
+import type { DatabaseFault } from '../errors/database-faults.js'
 
 /** What the service was doing when storage failed, to point the client at the right member. */
 export interface WriteContext {
@@ -70,7 +70,7 @@ const CODES: Record<ClientKind, ErrorCode> = {
  */
 export function explainStorageError (error: unknown, context: WriteContext): unknown {
   // A fault of the database itself is not about the request: the error handler answers 503.
-  if (!(error instanceof StorageError) || databaseFault(error) !== undefined) return error
+  if (!(error instanceof StorageError) || storageFault(error) !== undefined) return error
   const kind = error.kind as ClientKind
   const { source, field, column } = sourceOf(error, context)
   const what = field !== undefined ? ` ('${field}')` : column !== undefined ? ` (column '${column}', which no field of '${context.resource.type}' writes)` : ''

@@ -1,6 +1,6 @@
 import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import type { FilterNode } from '../query/filter-nodes.js'
-import { StorageError, type IncludeLayer, type QueryLayer, type Repository, type RequiredRow } from '../contracts/repository.js'
+import { StorageError, faultOf, type IncludeLayer, type QueryLayer, type Repository, type RequiredRow } from '../contracts/repository.js'
 import type { CountStrategy, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { Row } from '../schema/declaration.js'
 import type { Kysely } from 'kysely'
@@ -13,7 +13,6 @@ import type { ErrorSource, JsonApiError } from '../errors/json-api-error.js'
 import { loadIncluded } from './load-included.js'
 import { readCursorPage } from './cursor-page.js'
 import { explainStorageError, type WriteContext } from './explain-storage-error.js'
-import { isRetryableConflict } from '../errors/database-faults.js'
 import { resourceKey, type ResourceRow, type ResultSet } from '../contracts/result-set.js'
 import type { QueryComposer } from './query-composer.js'
 import { selectionOf } from '../contracts/selection.js'
@@ -168,12 +167,12 @@ function backOff (attempt: number): Promise<void> {
  * Runs `attempt` and runs it again (at most `retries` times) while it fails with a serialization failure or a
  * deadlock: the database rolled the failed attempt back, so nothing of it remains.
  */
-async function retrying<T> (retries: number, attempt: () => Promise<T>): Promise<T> {
+async function retrying<T> (repository: Repository, retries: number, attempt: () => Promise<T>): Promise<T> {
   for (let run = 0; ; run++) {
     try {
       return await attempt()
     } catch (error) {
-      if (run >= retries || !isRetryableConflict(error)) throw error
+      if (run >= retries || faultOf(repository, error) !== 'conflict') throw error
       await backOff(run)
     }
   }
@@ -633,7 +632,7 @@ export class ResourceService {
    */
   transaction<T> (work: (service: ResourceService, repository: Repository) => Promise<T>): Promise<T> {
     const run = (): Promise<T> => this.#repository.transaction((repository) => work(new ResourceService(this.#graph, repository, this.#composer, this.#database, true), repository))
-    return this.#nested ? run() : retrying(this.#database.retries, run)
+    return this.#nested ? run() : retrying(this.#repository, this.#database.retries, run)
   }
 
   /** Deletes a resource; 404 when there is none the request can see, 409 when storage refuses because others reference it. */
@@ -659,7 +658,7 @@ export class ResourceService {
         return await (several ? this.transaction(work) : work(this, this.#repository))
       } catch (error) {
         // A transaction retries itself; a statement inside one must not (the failure aborted the whole transaction).
-        if (several || this.#nested || run >= this.#database.retries || !isRetryableConflict(error)) throw explainStorageError(error, context)
+        if (several || this.#nested || run >= this.#database.retries || faultOf(this.#repository, error) !== 'conflict') throw explainStorageError(error, context)
       }
       await backOff(run)
     }

@@ -8,6 +8,8 @@ import {
 import type { FilterNode } from '../../query/filter-nodes.js'
 import { keysetKeys, type SortNode } from '../../query/query-tree.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
+import { postgresFault } from './postgres-faults.js'
+import type { DatabaseFault } from '../../errors/database-faults.js'
 import { AliasCounter, EB, anyOf, columnOf, compileFilter, selfContained } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
@@ -575,5 +577,10 @@ export class KyselyRepository implements Repository {
   transaction<T> (work: (repository: Repository) => Promise<T>): Promise<T> {
     if (this.#db.isTransaction) return work(this)
     return this.#db.transaction().execute((trx) => work(this.#within(trx)))
+  }
+
+  /** Faults of PostgreSQL, node-postgres, pg-pool, Kysely and sockets, by SQLSTATE, code and message. */
+  faultOf (error: unknown): DatabaseFault | undefined {
+    return postgresFault(error)
   }
 }

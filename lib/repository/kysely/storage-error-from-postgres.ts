@@ -1,5 +1,5 @@
 import { StorageError, type StorageErrorKind } from '../../contracts/repository.js'
-import { databaseFault } from '../../errors/database-faults.js'
+import { postgresFault } from './postgres-faults.js'
 
 const KINDS: Readonly<Record<string, StorageErrorKind>> = {
   23505: 'unique',
@@ -40,7 +40,7 @@ interface PostgresErrorLike {
  */
 export function storageErrorFromPostgres (error: unknown): unknown {
   if (typeof error !== 'object' || error === null || error instanceof StorageError) return error
-  const fault = databaseFault(error)
+  const fault = postgresFault(error)
   if (fault !== undefined) return new StorageError(fault, (error as Error).message ?? fault, { cause: error })
   const pgError = error as PostgresErrorLike
   const kind = typeof pgError.code === 'string' ? kindOf(pgError.code) : undefined

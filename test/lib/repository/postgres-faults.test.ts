@@ -1,7 +1,8 @@
 import t from 'tap'
-import { databaseFault, faultError, isRetryableConflict } from '../../../lib/errors/database-faults.js'
+import { faultError } from '../../../lib/errors/database-faults.js'
+import { postgresFault } from '../../../lib/repository/kysely/postgres-faults.js'
 import { toJsonApiError } from '../../../lib/routes/error-handler.js'
-import { StorageError } from '../../../lib/contracts/repository.js'
+import { StorageError, storageFault } from '../../../lib/contracts/repository.js'
 import { storageErrorFromPostgres } from '../../../lib/repository/kysely/storage-error-from-postgres.js'
 
 /** An error as node-postgres reports one from the server: a message and a SQLSTATE `code`. */
@@ -10,7 +11,7 @@ function pgError (code: string, message = `error ${code}`): Error {
 }
 
 t.test('database faults are recognised by SQLSTATE, socket code and driver message', async (t) => {
-  const cases: Array<[unknown, ReturnType<typeof databaseFault>]> = [
+  const cases: Array<[unknown, ReturnType<typeof postgresFault>]> = [
     [pgError('08006'), 'unavailable'],
     [pgError('08001'), 'unavailable'],
     [pgError('08P01'), 'unavailable'],
@@ -49,20 +50,29 @@ t.test('database faults are recognised by SQLSTATE, socket code and driver messa
     [undefined, undefined],
   ]
   for (const [error, fault] of cases) {
-    t.equal(databaseFault(error), fault, `${error instanceof Error ? `${error.constructor.name} ${(error as { code?: string }).code ?? ''} ${error.message}` : String(error)} → ${String(fault)}`)
+    t.equal(postgresFault(error), fault, `${error instanceof Error ? `${error.constructor.name} ${(error as { code?: string }).code ?? ''} ${error.message}` : String(error)} → ${String(fault)}`)
   }
   const looped: Error & { cause?: unknown } = new Error('a cause chain that loops')
   looped.cause = looped
-  t.equal(databaseFault(looped), undefined, 'a cause chain that loops ends')
+  t.equal(postgresFault(looped), undefined, 'a cause chain that loops ends')
 })
 
 t.test('only serialization failures and deadlocks are retried', async (t) => {
-  t.ok(isRetryableConflict(pgError('40001')))
-  t.ok(isRetryableConflict(pgError('40P01')))
-  t.ok(isRetryableConflict(new StorageError('conflict', 'x', { cause: pgError('40001') })))
-  t.notOk(isRetryableConflict(pgError('57P01')), 'a lost connection may have committed: never retried')
-  t.notOk(isRetryableConflict(pgError('57014')))
-  t.notOk(isRetryableConflict(pgError('23505')))
+  t.ok(postgresFault(pgError('40001')) === 'conflict')
+  t.ok(postgresFault(pgError('40P01')) === 'conflict')
+  t.ok(postgresFault(new StorageError('conflict', 'x', { cause: pgError('40001') })) === 'conflict')
+  t.notOk(postgresFault(pgError('57P01')) === 'conflict', 'a lost connection may have committed: never retried')
+  t.notOk(postgresFault(pgError('57014')) === 'conflict')
+  t.notOk(postgresFault(pgError('23505')) === 'conflict')
+})
+
+t.test('without a repository of its own faultOf, only storage errors of a fault kind are faults', async (t) => {
+  t.equal(storageFault(new StorageError('timeout', 'x')), 'timeout')
+  t.equal(storageFault(new Error('wrapped', { cause: new StorageError('unavailable', 'x') })), 'unavailable', 'through the cause chain')
+  t.equal(storageFault(new StorageError('unique', 'x', { cause: pgError('40001') })), undefined, 'a constraint error is none, whatever its cause')
+  t.equal(storageFault(pgError('57P01')), undefined, 'a driver error is for the repository to recognise')
+  t.equal(toJsonApiError(pgError('57P01')).statusCode, 500, 'so the error handler without it answers 500')
+  t.equal(toJsonApiError(new StorageError('conflict', 'x')).statusCode, 503)
 })
 
 t.test('a fault is a 503 with Retry-After', async (t) => {
@@ -74,11 +84,11 @@ t.test('a fault is a 503 with Retry-After', async (t) => {
     t.equal(error.errors[0].code, code)
     t.equal(error.errors[0].status, '503')
   }
-  const rendered = toJsonApiError(pgError('57P01'), 7)
+  const rendered = toJsonApiError(pgError('57P01'), 7, postgresFault)
   t.equal(rendered.statusCode, 503)
   t.equal(rendered.errors[0].code, 'FJA_DATABASE_UNAVAILABLE')
   t.same(rendered.headers, { 'retry-after': '7' })
-  t.equal(toJsonApiError(pgError('57014')).headers['retry-after'], '1', 'one second by default')
+  t.equal(toJsonApiError(pgError('57014'), undefined, postgresFault).headers['retry-after'], '1', 'one second by default')
   t.equal(toJsonApiError(new Error('boom')).statusCode, 500, 'anything else is still a 500')
 })
 
