@@ -13,14 +13,15 @@ import { jsonApiErrorHandler } from './routes/error-handler.js'
 import { JSONAPI_MEDIA_TYPE } from './contracts/media-types.js'
 import { jsonApiError } from './errors/error-codes.js'
 import { negotiate } from './request/media-type.js'
-import { registerResourceRoutes, type RouteContext } from './routes/resource-routes.js'
+import { registerResourceRoutes } from './routes/resource-routes.js'
+import type { Lifecycle, RouteContext } from './routes/route-context.js'
 import { registerRelationshipRoutes } from './routes/relationship-routes.js'
 import { registerOperationsRoute, type OperationsSettings } from './routes/operations-route.js'
 import type { QueryLimits } from './request/read-query.js'
 import type { DatabaseSettings } from './service/resource-service.js'
 import { RouteDocs } from './openapi/route-schemas.js'
 import { CursorCodec, MIN_SECRET_BYTES, type CursorSecret } from './query/cursors.js'
-import { sendDocument, type Lifecycle } from './routes/send-document.js'
+import { sendDocument } from './routes/send-document.js'
 
 /** An invalid plugin option; thrown at registration. */
 export class JsonApiOptionsError extends Error {

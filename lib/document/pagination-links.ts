@@ -1,6 +1,6 @@
 import type { CursorPosition, PageNode } from '../query/query-tree.js'
 import type { CursorResult, ResultSet } from '../contracts/result-set.js'
-import type { RequestLocation } from './write-document.js'
+import type { RequestLocation } from '../contracts/request-location.js'
 
 function encode (value: string): string {
   // Brackets are percent-encoded: links must be valid URI references (the JSON:API schema checks it).

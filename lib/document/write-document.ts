@@ -4,18 +4,10 @@ import { countMeta, type CursorResult, type ResultSet } from '../contracts/resul
 import { ResourceWriter, type DocumentBudget } from './resource-object.js'
 import { quote } from './json-text.js'
 import { cursorPaginationLinks, paginationLinks } from './pagination-links.js'
+import type { RequestLocation } from '../contracts/request-location.js'
 
 /** The `jsonapi` member of every document. */
 export const JSONAPI_OBJECT = Object.freeze({ version: '1.0' })
-
-/** Where the document was asked for: the request's path and query, for links. */
-export interface RequestLocation {
-  readonly baseUrl: string
-  /** The request path without the query string. */
-  readonly path: string
-  /** The parsed query string. */
-  readonly query: Readonly<Record<string, unknown>>
-}
 
 /** A document written as JSON text, and its `links.self`. */
 export interface DocumentText {

@@ -6,9 +6,11 @@ import type { QueryTree } from '../query/query-tree.js'
 import type { ResourceService } from '../service/resource-service.js'
 import { ResourceWriter } from '../document/resource-object.js'
 import { paginationLinks } from '../document/pagination-links.js'
-import { JSONAPI_OBJECT, type RequestLocation } from '../document/write-document.js'
+import { JSONAPI_OBJECT } from '../document/write-document.js'
+import type { RequestLocation } from '../contracts/request-location.js'
 import { JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
-import { documentHeaders, type Lifecycle } from './send-document.js'
+import { documentHeaders } from './send-document.js'
+import type { Lifecycle } from './route-context.js'
 
 /** The client went away while its collection was streamed: the scan stops and its snapshot ends. */
 class ClientGone extends Error {

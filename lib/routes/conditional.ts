@@ -8,7 +8,7 @@ import { singleDocumentText } from '../document/write-document.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { readQuery } from '../request/read-query.js'
 import { NO_QUERY } from '../request/raw-query.js'
-import type { RouteContext } from './resource-routes.js'
+import type { RouteContext } from './route-context.js'
 
 /**
  * Conditional requests (RFC 9110 §13): every `200` answer to a `GET` carries a strong `ETag` of the bytes sent, and

@@ -9,7 +9,7 @@ import { operationsDocument } from '../document/operations-document.js'
 import { ATOMIC_EXTENSION } from '../contracts/media-types.js'
 import { pageNode, queryTree } from '../query/query-tree.js'
 import { JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
-import { registerMethodNotAllowed, requestServices, type RouteContext } from './resource-routes.js'
+import { registerMethodNotAllowed, requestServices, type RouteContext } from './route-context.js'
 import { preconditionOf } from './conditional.js'
 import { sendDocument } from './send-document.js'
 

@@ -9,8 +9,8 @@ import { readRelationshipDocument } from '../request/read-relationship-document.
 import { collectionDocument, linkageData, linkageDocument, metaDocument, singleDocumentText } from '../document/write-document.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { sendCollectionStream } from './collection-stream.js'
-import { sendDocument } from './send-document.js'
-import { cursorReading, documentBudgets, location, registerMethodNotAllowed, requestServices, sendCollection, singleBudget, varyOnAccept, type RouteContext } from './resource-routes.js'
+import { sendCollection, sendDocument } from './send-document.js'
+import { cursorReading, documentBudgets, location, registerMethodNotAllowed, requestServices, singleBudget, varyOnAccept, type RouteContext } from './route-context.js'
 import type { JsonApiAction } from '../contracts/route-config.js'
 import { ifMatchHeader, preconditionOf } from './conditional.js'
 

@@ -1,11 +1,9 @@
 import type { FastifyReply } from 'fastify'
-import { JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
+import { CURSOR_MEDIA_TYPE, JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
+import type { QueryTree } from '../query/query-tree.js'
+import { documentJson } from '../document/json-text.js'
 import { entityTag, noneMatch } from './conditional.js'
-
-/** Whether the registration is closing (Fastify's `preClose`): every answer then closes its keep-alive connection. */
-export interface Lifecycle {
-  closing: boolean
-}
+import type { Lifecycle, RouteContext } from './route-context.js'
 
 /**
  * Prepares the headers every answer of the plugin carries: its media type as it is, and `Connection: close` while the
@@ -40,4 +38,9 @@ export function sendDocument (reply: FastifyReply, lifecycle: Lifecycle, text: s
 
 function asIs (text: string): string {
   return text
+}
+
+/** Sends a collection document (a page of resources or of linkage): a cursor page names the profile in its `Content-Type`. */
+export function sendCollection (context: RouteContext, reply: FastifyReply, query: QueryTree, document: Record<string, unknown>): FastifyReply {
+  return sendDocument(reply, context.lifecycle, documentJson(document), query.page.cursor === undefined ? JSONAPI_MEDIA_TYPE : CURSOR_MEDIA_TYPE)
 }
