@@ -4,37 +4,34 @@ export { jsonApi, JsonApiOptionsError } from './plugin.js'
 export type {
   DatabaseOptions, FilterOptions, IncludeOptions, JsonApiOptions, OpenApiOptions, OperationsOptions, PaginationOptions, SortOptions,
 } from './options.js'
-export { defineOperator, defineOperatorFor, defineResource, defineResourceFor, defineResources } from './schema/declaration.js'
+export { defineResource, defineResourceFor, defineResources } from './schema/declaration.js'
+export { defineOperator, defineOperatorFor } from './schema/fields.js'
 export type {
-  AnyResourceDeclaration,
+  AnyResourceDeclaration, CheckedDeclaration, Declared, NoDeclarations, RegisteredResources, ResourceDeclaration, UnknownKey,
+} from './schema/declaration.js'
+export type {
   AttributeDeclaration,
   AttributeDeclarations,
-  CheckedDeclaration,
-  Declared,
   ClientIdPolicy,
   DerivedAttribute,
   DerivedRow,
-  UnknownKey,
-  RegisteredResources,
   FilterOperator,
   FilterOperatorContext,
   IdDeclaration,
   IdKind,
   InverseDeclaration,
-  NoDeclarations,
   ManyToManyDeclaration,
   RelationshipDeclaration,
   RelationshipDeclarations,
-  ResourceDeclaration,
   RouteSelection,
   Row,
   ToOneForeignKeyDeclaration,
-} from './schema/declaration.js'
+} from './schema/fields.js'
 export type {
   AttributeValues, ExistingResourceEvent, HookEvent, JsonApiContext, LinkChange, RelationshipIds, ResourceHooks, StoredResource, WriteInput,
 } from './schema/hooks.js'
 export type { CreateAttributes, RelationshipNames, ResourceAttributes, UpdateAttributes } from './schema/resource-types.js'
-export type { ConditionName, ConditionValue, FilterBuilder, RelatedId } from './query/filter-builder.js'
+export type { ConditionName, ConditionValue, FilterBuilder, RelatedId } from './schema/filter-builder.js'
 export { transformFilter } from './query/transform-filter.js'
 export type { FilterTransformer } from './query/transform-filter.js'
 export type { JsonApiAction, JsonApiRouteConfig } from './contracts/route-config.js'
@@ -59,8 +56,8 @@ export { CURSOR_PAGINATION_PROFILE } from './query/cursors.js'
 export type {
   AndNode, BuiltinOperator, CompareNode, ConstantNode, CustomNode, ExistsNode, FieldCompareNode, FilterNode, FilterNodeKind, LinkedToNode,
   NotNode, OrNode, ReferencesNode,
-} from './query/filter-nodes.js'
-export { andNode, compareNode, constantNode, existsNode, notNode, orNode, printFilter } from './query/filter-nodes.js'
+} from './schema/filter-nodes.js'
+export { andNode, compareNode, constantNode, existsNode, notNode, orNode, printFilter } from './schema/filter-nodes.js'
 export { swaggerOptions } from './openapi/swagger-options.js'
 export type { OpenApiDocumentOptions, SwaggerPluginOptions } from './openapi/swagger-options.js'
 export { createPostgresDatabase, withCallbackQueries } from './database/postgres-database.js'

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely'
 import type { DatabaseFault } from '../errors/database-faults.js'
-import type { Row } from '../schema/declaration.js'
+import type { Row } from '../schema/fields.js'
 import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import type { SortNode } from '../query/query-tree.js'
-import type { FilterNode } from '../query/filter-nodes.js'
+import type { FilterNode } from '../schema/filter-nodes.js'
 
 /** A row read for a related resource, with the id of the owner it belongs to. */
 export interface RelatedRow {

@@ -1,4 +1,4 @@
-import type { Row } from '../schema/declaration.js'
+import type { Row } from '../schema/fields.js'
 import type { ResolvedResource } from '../schema/resolved.js'
 import type { CursorPosition } from '../query/query-tree.js'
 

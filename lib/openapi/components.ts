@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { CountStrategy, ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, operatorApplies } from '../query/builtin-operators.js'
-import type { BuiltinOperator } from '../query/filter-nodes.js'
+import type { BuiltinOperator } from '../schema/filter-nodes.js'
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 reads it), plain data. */
 export type JsonSchema = Record<string, unknown>

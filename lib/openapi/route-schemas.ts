@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler, RouteOptions } from 'fastify'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
-import type { QueryLimits } from '../request/read-query.js'
+import type { QueryLimits } from '../contracts/query-limits.js'
 import type { JsonApiAction } from '../contracts/route-config.js'
 import { ATOMIC_EXTENSION, CURSOR_MEDIA_TYPE, JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
 import { documentJson } from '../document/json-text.js'

@@ -1,5 +1,5 @@
 import type { ResolvedAttribute, ValueKind } from '../schema/resolved.js'
-import type { BuiltinOperator } from './filter-nodes.js'
+import type { BuiltinOperator } from '../schema/filter-nodes.js'
 
 /** What `val` a built-in operator takes. */
 export type OperandShape =

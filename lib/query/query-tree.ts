@@ -1,5 +1,5 @@
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
-import type { FilterNode } from './filter-nodes.js'
+import type { FilterNode } from '../schema/filter-nodes.js'
 
 /**
  * The immutable query tree: what a request asks for, read once from the query string. Stages below the request

@@ -1,4 +1,4 @@
-import { andNode, existsNode, notNode, orNode, type FilterNode, type FilterNodeKind } from './filter-nodes.js'
+import { andNode, existsNode, notNode, orNode, type FilterNode, type FilterNodeKind } from '../schema/filter-nodes.js'
 
 /**
  * Rewrites of some filter node kinds. Each receives the node and `rewrite`, which transforms a child the same way (a

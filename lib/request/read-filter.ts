@@ -8,23 +8,8 @@ import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, isBuiltinOperator
 import {
   andNode, compareNode, customNode, existsNode, fieldCompareNode, notNode, orNode,
   type FieldCompareNode, type FilterNode,
-} from '../query/filter-nodes.js'
-
-/** How large a filter may be. */
-export interface FilterLimits {
-  /**
-   * The deepest nesting of boolean forms, relationship filters and relationship steps in names (`owner.group.name`
-   * is two levels below its comparison; `group_id` one) (default 8).
-   */
-  readonly maxDepth: number
-  /**
-   * The most nodes in one request's filters (default 200): every filter object, every simple `filter[name]`, every
-   * array of filters but the outermost, and every element of an array in a value (an `in` list, a `between` pair).
-   */
-  readonly maxNodes: number
-  /** The most text-matching comparisons (`match`, the `like` family, `startswith`, `endswith`) in one request (default 5). */
-  readonly maxTextNodes: number
-}
+} from '../schema/filter-nodes.js'
+import type { FilterLimits } from '../contracts/query-limits.js'
 
 /** The comparisons that read the whole text of every row they are tried on. */
 const TEXT_OPERATORS: ReadonlySet<string> = new Set(['match', 'like', 'notlike', 'ilike', 'notilike', 'startswith', 'endswith'])

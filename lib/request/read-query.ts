@@ -4,34 +4,11 @@ import {
   includeNode, keysetKeys, pageNode, printSort, queryTree, sortNode,
   type CursorPosition, type IncludeNode, type PageNode, type QueryTree, type SortNode, type SortStep,
 } from '../query/query-tree.js'
-import { printFilter, type FilterNode } from '../query/filter-nodes.js'
+import { printFilter, type FilterNode } from '../schema/filter-nodes.js'
 import { CURSOR_ERROR_TYPES, type CursorCodec } from '../query/cursors.js'
-import { readFilterParts, type FilterLimits } from './read-filter.js'
+import { readFilterParts } from './read-filter.js'
+import type { QueryLimits, SortLimits } from '../contracts/query-limits.js'
 import { isSharedRawQuery } from './raw-query.js'
-
-/** What `page[size]=0` does: return every row, be refused (400), or return at most the maximum page size. */
-export type UnpagedPolicy = 'allowed' | 'forbidden' | 'capped'
-
-/** How many sort keys a request may give, and how far each may follow to-one relationships. */
-export interface SortLimits {
-  /** The most keys in `sort` (default 10). */
-  readonly maxKeys: number
-  /** The most relationship steps in one key (`owner.group.name` has 2; default 3). */
-  readonly maxDepth: number
-}
-
-/** The limits a query must keep, resolved from the plugin options. */
-export interface QueryLimits {
-  readonly defaultPageSize: number
-  readonly maxPageSize: number
-  readonly unpaged: UnpagedPolicy
-  /** The most relationships in one include path (default 3). */
-  readonly maxIncludeDepth: number
-  /** The most distinct include paths in one request (default 10). */
-  readonly maxIncludePaths: number
-  readonly sort: SortLimits
-  readonly filter: FilterLimits
-}
 
 /** What cursor pagination of a collection needs to read the request's cursors. */
 export interface CursorReading {

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ResolvedResource } from '../schema/resolved.js'
-import type { FilterNode } from '../query/filter-nodes.js'
+import type { FilterNode } from '../schema/filter-nodes.js'
 import type { QueryTree } from '../query/query-tree.js'
 import type { ResourceService } from '../service/resource-service.js'
 import { ResourceWriter } from '../document/resource-object.js'

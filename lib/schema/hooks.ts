@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox'
 import type { Kysely } from 'kysely'
-import type { AttributeDeclarations, RelationshipDeclarations } from './declaration.js'
-import type { FilterNode } from '../query/filter-nodes.js'
-import type { FilterBuilder } from '../query/filter-builder.js'
+import type { AttributeDeclarations, RelationshipDeclarations } from './fields.js'
+import type { FilterNode } from './filter-nodes.js'
+import type { FilterBuilder } from './filter-builder.js'
 
 /**
  * The request context every hook receives: what the plugin's `context(request)` option returns. Augment it once for

@@ -1,5 +1,6 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
-import { DECLARATION_KEYS, type AnyResourceDeclaration, type AttributeDeclaration, type IdKind, type RelationshipDeclaration } from './declaration.js'
+import { DECLARATION_KEYS, type AnyResourceDeclaration } from './declaration.js'
+import { type AttributeDeclaration, type IdKind, type RelationshipDeclaration } from './fields.js'
 import { compileInput } from './compiled-input.js'
 import { closestName, didYouMean, unknownKey, unknownKeyMessage } from './known-keys.js'
 import type {

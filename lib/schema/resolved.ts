@@ -1,10 +1,16 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
-import type { ClientIdPolicy, DerivedAttribute, FilterOperator, IdKind } from './declaration.js'
+import type { ClientIdPolicy, DerivedAttribute, FilterOperator, IdKind } from './fields.js'
 import type { CompiledInput } from './compiled-input.js'
-import type { ResourceHooks } from './hooks.js'
 
-/** A resource's hooks, untyped (the declaration types them). */
-export type ResolvedHooks = ResourceHooks<any, any, any>
+/** The hooks a resource may declare (`ResourceHooks` of `hooks.ts` types each from the declaration). */
+export type HookName =
+  | 'scope' | 'beforeCreate' | 'beforeUpdate' | 'beforeDelete' | 'beforeLink' | 'afterCreate' | 'afterUpdate' | 'afterDelete'
+
+/**
+ * A resource's hooks as the service holds them: untyped, since the declaration types them (`ResourceHooks`, which
+ * refers to this graph's filter nodes; this graph does not refer back). The service checks what `scope` returns.
+ */
+export type ResolvedHooks = { readonly [K in HookName]?: (...args: any[]) => unknown }
 
 /**
  * The value formats the library converts between database and wire: `integer` and `number` read the driver's

@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox'
-import type { AnyResourceDeclaration, AttributeDeclarations } from './declaration.js'
+import type { AnyResourceDeclaration } from './declaration.js'
+import type { AttributeDeclarations } from './fields.js'
 
 /** The attributes a declaration declares (none: an empty object). */
 type DeclaredAttributes<D> = D extends { readonly attributes?: infer A } ? NonNullable<A> extends AttributeDeclarations ? NonNullable<A> : never : never

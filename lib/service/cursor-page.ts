@@ -1,8 +1,8 @@
 import type { CursorPosition, CursorWindow } from '../query/query-tree.js'
-import { andNode, compareNode } from '../query/filter-nodes.js'
+import { andNode, compareNode } from '../schema/filter-nodes.js'
 import { CURSOR_ERROR_TYPES, cursorValueDigest } from '../query/cursors.js'
 import type { KeysetBound, QueryLayer, Repository } from '../contracts/repository.js'
-import type { Row } from '../schema/declaration.js'
+import type { Row } from '../schema/fields.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import type { CursorResult } from '../contracts/result-set.js'
 

@@ -1,9 +1,9 @@
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { IncludeNode, QueryTree, SortNode } from '../query/query-tree.js'
 import { sortNode } from '../query/query-tree.js'
-import { andNode, compareNode, constantNode, existsNode, type FilterNode } from '../query/filter-nodes.js'
+import { andNode, compareNode, constantNode, existsNode, type FilterNode } from '../schema/filter-nodes.js'
 import { transformFilter } from '../query/transform-filter.js'
-import { filterBuilderOf } from '../query/filter-builder.js'
+import { filterBuilderOf } from '../schema/filter-builder.js'
 import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, WriteTarget } from '../contracts/repository.js'
 import { selectionOf } from '../contracts/selection.js'
 

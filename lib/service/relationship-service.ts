@@ -1,7 +1,7 @@
 import type { Repository } from '../contracts/repository.js'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { LinkageInput, ResourceInput } from '../contracts/inputs.js'
-import { linkedToNode, type FilterNode } from '../query/filter-nodes.js'
+import { linkedToNode, type FilterNode } from '../schema/filter-nodes.js'
 import { pageNode, queryTree, type QueryTree } from '../query/query-tree.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import { ANSWER_AS_IS, type Finish, type Precondition, type ResourceService } from './resource-service.js'

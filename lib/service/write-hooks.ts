@@ -1,6 +1,6 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
-import type { Row } from '../schema/declaration.js'
+import type { Row } from '../schema/fields.js'
 import type { ResolvedAttribute, ResolvedResource } from '../schema/resolved.js'
 import type { StoredResource, WriteInput } from '../schema/hooks.js'
 import type { LinkageInput, ResourceInput } from '../contracts/inputs.js'

@@ -8,6 +8,8 @@ import {
   defineResource, defineResourceFor, jsonApi, transformFilter,
   type FilterNode, type JsonApiAction, type JsonApiContext, type LinkChange, type StoredResource, type WriteInput,
 } from '../../lib/index.js'
+import type { ResourceHooks } from '../../lib/schema/hooks.js'
+import type { HookName } from '../../lib/schema/resolved.js'
 
 interface AppContext {
   readonly user: { readonly id: string } | undefined
@@ -152,3 +154,7 @@ app.addHook('preHandler', async (request) => {
 
 // transformFilter is "existing in, new out" over filter nodes.
 expectTypeOf(transformFilter).returns.toEqualTypeOf<FilterNode>()
+
+// The resolved graph names the hooks without importing their public types (which refer to its filter nodes): both
+// lists of names are the same.
+expectTypeOf<keyof ResourceHooks<any, any, any>>().toEqualTypeOf<HookName>()

@@ -1,6 +1,6 @@
 import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type { CompareNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../query/filter-nodes.js'
+import type { CompareNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../schema/filter-nodes.js'
 
 /**
  * How many characters of a value `match` searches. PostgreSQL refuses to build a \`tsvector\` over 1 MB (SQLSTATE

@@ -1,11 +1,11 @@
 import { CompiledQuery, sql, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
-import type { Row } from '../../schema/declaration.js'
+import type { Row } from '../../schema/fields.js'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
 import {
   StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type QueryLayer, type RelatedRow,
   type Repository, type RequiredRow, type WriteTarget,
 } from '../../contracts/repository.js'
-import type { FilterNode } from '../../query/filter-nodes.js'
+import type { FilterNode } from '../../schema/filter-nodes.js'
 import { keysetKeys, type SortNode } from '../../query/query-tree.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
 import { postgresFault } from './postgres-faults.js'

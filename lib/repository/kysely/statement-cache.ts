@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type { FilterNode } from '../../query/filter-nodes.js'
+import type { FilterNode } from '../../schema/filter-nodes.js'
 import type { QueryLayer, RequiredRow } from '../../contracts/repository.js'
 import { escapeLike } from './compile-filter.js'
 

@@ -5,7 +5,7 @@ import { defineOperator, defineResource, KyselyRepository } from '../../../lib/i
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { readFilter } from '../../../lib/request/read-filter.js'
 import { sortNode } from '../../../lib/query/query-tree.js'
-import { andNode, compareNode, constantNode, customNode, existsNode, fieldCompareNode, linkedToNode, notNode, orNode, referencesNode, type FilterNode } from '../../../lib/query/filter-nodes.js'
+import { andNode, compareNode, constantNode, customNode, existsNode, fieldCompareNode, linkedToNode, notNode, orNode, referencesNode, type FilterNode } from '../../../lib/schema/filter-nodes.js'
 import { AliasCounter, compileFilter } from '../../../lib/repository/kysely/compile-filter.js'
 import type { QueryLayer } from '../../../lib/contracts/repository.js'
 import type { ResolvedResource } from '../../../lib/schema/resolved.js'

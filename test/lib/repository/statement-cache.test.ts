@@ -221,7 +221,7 @@ t.test('values alike in some places are a shape of their own', async (t) => {
 t.test('an estimated count: the plan statement of a shape is compiled once', async (t) => {
   const repository = new KyselyRepository(db)
   const { resolveResources } = await import('../../../lib/schema/resolve-resources.js')
-  const { compareNode } = await import('../../../lib/query/filter-nodes.js')
+  const { compareNode } = await import('../../../lib/schema/filter-nodes.js')
   const user = resolveResources(resources).getResource('user')
   const layer = (age: number) => ({ resource: user, where: compareNode(user.attributes.get('age')!, 'gt', age), sort: [], page: undefined, columns: [], include: [] })
   await repository.estimateCount(layer(10))
@@ -273,7 +273,7 @@ t.test('insert shapes: values all different share a key, values alike in some pl
 t.test('kept keys: a read by id alone and the related rows of a relationship take the key the shape writer writes', async (t) => {
   const { selectShape, relatedShape } = await import('../../../lib/repository/kysely/statement-cache.js')
   const { resolveResources } = await import('../../../lib/schema/resolve-resources.js')
-  const { andNode, compareNode, constantNode } = await import('../../../lib/query/filter-nodes.js')
+  const { andNode, compareNode, constantNode } = await import('../../../lib/schema/filter-nodes.js')
   const { sortNode } = await import('../../../lib/query/query-tree.js')
   const graph = resolveResources(resources)
   const user = graph.getResource('user')

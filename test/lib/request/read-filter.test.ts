@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { defineResource } from '../../../lib/index.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { readFilter } from '../../../lib/request/read-filter.js'
-import { printFilter } from '../../../lib/query/filter-nodes.js'
+import { printFilter } from '../../../lib/schema/filter-nodes.js'
 import { BUILTIN_OPERATORS } from '../../../lib/query/builtin-operators.js'
 import { JsonApiError } from '../../../lib/errors/json-api-error.js'
 

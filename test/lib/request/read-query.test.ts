@@ -1,5 +1,6 @@
 import t from 'tap'
-import { readQuery, type QueryLimits } from '../../../lib/request/read-query.js'
+import { readQuery } from '../../../lib/request/read-query.js'
+import type { QueryLimits } from '../../../lib/contracts/query-limits.js'
 import { printInclude, printSort, type IncludeNode } from '../../../lib/query/query-tree.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { JsonApiError } from '../../../lib/errors/json-api-error.js'

@@ -5,7 +5,7 @@ import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { readFilter } from '../../../lib/request/read-filter.js'
 import { readQuery } from '../../../lib/request/read-query.js'
 import { QueryComposer } from '../../../lib/service/query-composer.js'
-import { filterBuilderOf } from '../../../lib/query/filter-builder.js'
+import { filterBuilderOf } from '../../../lib/schema/filter-builder.js'
 
 interface Context { readonly team: string | undefined }
 const define = defineResourceFor<Context>()

@@ -1,5 +1,5 @@
-import type { FilterOperator } from '../schema/declaration.js'
-import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import type { FilterOperator } from './fields.js'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from './resolved.js'
 
 /** The built-in comparison operators. */
 export type BuiltinOperator =

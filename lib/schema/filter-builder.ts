@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox'
-import type { AttributeDeclarations, RelationshipDeclarations } from '../schema/declaration.js'
-import type { ResolvedAttribute, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { AttributeDeclarations, RelationshipDeclarations } from './fields.js'
+import type { ResolvedAttribute, ResolvedResource, ResourceGraph } from './resolved.js'
 import {
   andNode, compareNode, constantNode, existsNode, notNode, orNode, referencesNode,
   type BuiltinOperator, type FilterNode,
