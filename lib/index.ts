@@ -61,6 +61,7 @@ export { andNode, compareNode, constantNode, existsNode, notNode, orNode, printF
 export { swaggerOptions } from './openapi/swagger-options.js'
 export type { OpenApiDocumentOptions, SwaggerPluginOptions } from './openapi/swagger-options.js'
 export { createPostgresDatabase, withCallbackQueries } from './database/postgres-database.js'
+export { JsonApiPostgresDialect } from './database/postgres-driver.js'
 export type { PgClientClass, PostgresDatabase, PostgresDatabaseOptions } from './database/postgres-database.js'
 
 export default jsonApi

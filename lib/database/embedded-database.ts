@@ -1,6 +1,5 @@
-import { Kysely, PostgresDialect, sql, type KyselyConfig } from 'kysely'
-import { runStatementsOnPool } from './statement-runner.js'
-import { loadPrepareValue } from './rows-query.js'
+import { Kysely, sql, type KyselyConfig } from 'kysely'
+import { JsonApiPostgresDialect } from './postgres-driver.js'
 
 /** Options of {@link createEmbeddedDatabase}. */
 export interface EmbeddedDatabaseOptions {
@@ -78,8 +77,7 @@ export async function createEmbeddedDatabase<DB = any>(options: EmbeddedDatabase
   const pglite = new PGlite(options.dataDir ?? 'memory://', { loadDataDir: options.loadDataDir })
   await pglite.waitReady
   const pool = new pg.default.Pool({ ...createPgConfig(pglite), max: 1 } as unknown as import('pg').PoolConfig)
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: options.log })
-  runStatementsOnPool(db, pool, options.log, loadPrepareValue())
+  const db = new Kysely<DB>({ dialect: new JsonApiPostgresDialect({ pool }), log: options.log })
   let closed = false
   return {
     db,

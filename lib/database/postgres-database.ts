@@ -1,7 +1,6 @@
-import { Kysely, PostgresDialect, type KyselyConfig } from 'kysely'
+import { Kysely, type KyselyConfig } from 'kysely'
 import type { ClientBase, Pool, PoolClient, PoolConfig } from 'pg'
-import { runStatementsOnPool } from './statement-runner.js'
-import { loadPrepareValue } from './rows-query.js'
+import { JsonApiPostgresDialect } from './postgres-driver.js'
 
 /** Options of {@link createPostgresDatabase}. */
 export interface PostgresDatabaseOptions {
@@ -184,8 +183,7 @@ export async function createPostgresDatabase<DB = any>(options: PostgresDatabase
     client.on('error', (error) => { onError(error) })
   })
   pool.on('error', () => {})
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: options.log })
-  runStatementsOnPool(db, pool, options.log, loadPrepareValue())
+  const db = new Kysely<DB>({ dialect: new JsonApiPostgresDialect({ pool }), log: options.log })
   let closing: Promise<void> | undefined
   return {
     db,

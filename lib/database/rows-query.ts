@@ -121,8 +121,11 @@ export class RowDecoders {
   }
 }
 
-/** The answer of a {@link RowsQuery}: an error, or its rows. */
-export type RowsCallback = (error: Error | null, rows?: unknown[]) => void
+/**
+ * The answer of a {@link RowsQuery}: an error, or its rows and its command tag (`SELECT 3`, `UPDATE 1`,
+ * `INSERT 0 1`; none for an empty query).
+ */
+export type RowsCallback = (error: Error | null, rows?: unknown[], tag?: string) => void
 
 /**
  * One statement that answers its rows (see the module's comment). `pg`'s client calls `submit` when the connection is
@@ -140,6 +143,7 @@ export class RowsQuery {
   readonly #rows: unknown[] = []
   #decoder: RowDecoder | undefined
   #failure: Error | undefined
+  #tag: string | undefined
 
   constructor (text: string, values: unknown[], decoders: RowDecoders, types: TypeParserSource, prepareValue: PrepareValue, callback: RowsCallback) {
     this.text = text
@@ -202,7 +206,9 @@ export class RowsQuery {
     }
   }
 
-  handleCommandComplete (): void {}
+  handleCommandComplete (message: { text?: string }): void {
+    this.#tag = message.text
+  }
 
   handleEmptyQuery (): void {}
 
@@ -225,7 +231,7 @@ export class RowsQuery {
       this.handleError(this.#failure)
       return
     }
-    this.callback(null, this.#rows)
+    this.callback(null, this.#rows, this.#tag)
   }
 }
 

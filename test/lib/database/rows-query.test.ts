@@ -4,12 +4,12 @@ import pg from 'pg'
 import { CompiledQuery } from 'kysely'
 import { createPostgresDatabase } from '../../../lib/index.js'
 import { createEmbeddedDatabase } from '../../../lib/embedded.js'
-import { statementRunnerOf } from '../../../lib/database/statement-runner.js'
 import { RowDecoders, RowsQuery, loadPrepareValue } from '../../../lib/database/rows-query.js'
 
-// The runner of a database the library made sends its statements as RowsQuery (its own pg custom query, decoding rows
-// with a decoder kept per statement text). These tests hold its rows to pg's own (Kysely's executor runs pg's Query),
-// and its failures to the runner's contract: one answer, the connection usable afterwards.
+// The driver of a database the library made (JsonApiPostgresDialect) sends its statements as RowsQuery (its own pg
+// custom query, decoding rows with a decoder kept per statement text). These tests hold its rows to pg's own (pg's
+// Query, on a plain pool of the same kind of server), and its failures to the driver's contract: one answer, the
+// connection usable afterwards.
 
 const url = process.env.DATABASE_URL
 const onPostgres = url !== undefined && url !== ''
@@ -18,7 +18,19 @@ const opened = onPostgres
   : await createEmbeddedDatabase<any>()
 const { db } = opened
 t.teardown(() => opened.close())
-const runner = statementRunnerOf(db)!
+/** A statement through the library's driver: its rows. */
+const runner = async (query: CompiledQuery): Promise<unknown[]> => (await db.executeQuery(query)).rows as unknown[]
+/** A plain pool of the same kind of server, whose statements run as pg's own Query. */
+const plain = onPostgres ? new pg.Pool({ connectionString: url, max: 1 }) : await embeddedPool()
+t.teardown(() => plain.end())
+
+async function embeddedPool (): Promise<pg.Pool> {
+  const [{ PGlite }, { createPgConfig }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/node-postgres')])
+  const pglite = new PGlite('memory://')
+  await pglite.waitReady
+  t.teardown(() => pglite.close())
+  return new pg.Pool({ ...createPgConfig(pglite), max: 1 } as unknown as pg.PoolConfig)
+}
 
 /** Counts the statements sent as RowsQuery, to tell the two paths apart. */
 let submitted = 0
@@ -29,9 +41,12 @@ RowsQuery.prototype.submit = function countedSubmit (this: RowsQuery, ...args: P
 }
 t.teardown(() => { RowsQuery.prototype.submit = submit })
 
-/** The rows of a statement as pg's own Query decodes them (Kysely's executor, not the runner). */
+/** The rows of a statement as pg's own Query decodes them (a plain pool, not the library's driver). */
 async function pgRows (query: CompiledQuery): Promise<unknown[]> {
-  return (await db.executeQuery(query)).rows as unknown[]
+  const before = submitted
+  const { rows } = await plain.query(query.sql, [...query.parameters])
+  if (submitted !== before) throw new Error('the plain pool sent a RowsQuery')
+  return rows
 }
 
 const pid = async (): Promise<unknown> => (await runner(CompiledQuery.raw('select pg_backend_pid() as pid')))[0]
@@ -141,7 +156,7 @@ t.test('the pool\'s own type parsers decode the rows', { skip: onPostgres ? fals
     },
   })
   t.teardown(() => custom.close())
-  const customRunner = statementRunnerOf(custom.db)!
+  const customRunner = async (query: CompiledQuery): Promise<unknown[]> => (await custom.db.executeQuery(query)).rows as unknown[]
   t.strictSame(await customRunner(CompiledQuery.raw('select $1::int4 as n, $2::text as s', [7, 'x'])), [{ n: 'int4:7', s: 'x' }])
   t.strictSame(await customRunner(CompiledQuery.raw('select 8::int4 as n')), [{ n: 'int4:8' }], 'without parameters too')
 })
@@ -150,7 +165,7 @@ t.test('a client that asks for binary results goes through pg\'s Query', { skip:
   const binary = await createPostgresDatabase<any>({ connectionString: url, pool: { max: 1, binary: true } as pg.PoolConfig })
   t.teardown(() => binary.close())
   const before = submitted
-  t.strictSame(await statementRunnerOf(binary.db)!(CompiledQuery.raw('select $1::int4 as n', [7])), [{ n: 7 }])
+  t.strictSame((await binary.db.executeQuery(CompiledQuery.raw('select $1::int4 as n', [7]))).rows, [{ n: 7 }])
   t.equal(submitted, before, 'not sent as RowsQuery')
 })
 

@@ -1,0 +1,225 @@
+import {
+  CompiledQuery, PostgresDialect,
+  type DatabaseConnection, type Driver, type PostgresCursorConstructor, type PostgresDialectConfig, type PostgresPool,
+  type QueryResult, type TransactionSettings,
+} from 'kysely'
+import type { PoolClient, QueryResult as PgQueryResult } from 'pg'
+import { RowDecoders, RowsQuery, loadPrepareValue, type PrepareValue, type RowsCallback } from './rows-query.js'
+
+/**
+ * Kysely's PostgreSQL dialect on a `pg` pool (or PGlite's `node-postgres` pool), with the library's driver: every
+ * statement Kysely runs — the repository's reads and writes, transactions, keyset pages, the cursor of a streamed
+ * read, your own queries on the same instance — goes to `pg` as one query object that decodes its rows with a decoder
+ * kept per statement text (see {@link RowsQuery}), and each connection is borrowed and given back with callbacks.
+ * The SQL, the connections, the results (rows as pg's type parsers make them, `numAffectedRows`) and the errors are
+ * those of Kysely's own `PostgresDialect`, which this extends: the adapter, the query compiler and the introspector
+ * are Kysely's.
+ *
+ * `createPostgresDatabase` and `createEmbeddedDatabase` make their Kysely instance with it; give it to your own:
+ *
+ * ```ts
+ * const db = new Kysely<DB>({ dialect: new JsonApiPostgresDialect({ pool: new pg.Pool({ connectionString }) }) })
+ * ```
+ *
+ * A `pg` without the internals it relies on (`pg/lib/utils`'s `prepareValue`, a client's protocol connection), or a
+ * client that pipelines or asks for binary results, gets pg's own `Query`, with a callback: the same answers.
+ */
+export class JsonApiPostgresDialect extends PostgresDialect {
+  readonly #config: PostgresDialectConfig
+
+  constructor (config: PostgresDialectConfig) {
+    super(config)
+    this.#config = config
+  }
+
+  override createDriver (): Driver {
+    return new JsonApiPostgresDriver(this.#config)
+  }
+}
+
+/** A `pg` client as the driver uses it: pg's own, or a stand-in (PGlite's) with the same `query` and `release`. */
+type Client = PoolClient
+
+/** The driver of {@link JsonApiPostgresDialect}: Kysely's `Driver` contract on a `pg` pool. */
+class JsonApiPostgresDriver implements Driver {
+  readonly #config: PostgresDialectConfig
+  readonly #connections = new WeakMap<Client, JsonApiPostgresConnection>()
+  readonly #decoders = new RowDecoders()
+  readonly #prepareValue: PrepareValue | undefined = loadPrepareValue()
+  #pool: PostgresPool | undefined
+
+  constructor (config: PostgresDialectConfig) {
+    this.#config = Object.freeze({ ...config })
+  }
+
+  async init (): Promise<void> {
+    const pool = this.#config.pool
+    this.#pool = typeof pool === 'function' ? await pool() : pool
+  }
+
+  /**
+   * A connection of the pool, borrowed with pg-pool's callback form of `connect` (its promise form wraps it in one
+   * more promise): one promise per checkout, two more only when the dialect has connection hooks.
+   */
+  acquireConnection (): Promise<DatabaseConnection> {
+    const pool = this.#pool
+    if (pool === undefined) return Promise.reject(new Error('driver has already been destroyed'))
+    return new Promise((resolve, reject) => {
+      (pool.connect as unknown as (callback: (error: Error | undefined, client: Client | undefined) => void) => void)((error, client) => {
+        if (error !== undefined && error !== null) {
+          reject(error)
+        } else if (client === undefined) {
+          reject(new Error('the pool gave no connection'))
+        } else if (this.#pool === undefined) {
+          // Destroyed while the connection was on its way.
+          client.release()
+          reject(new Error('driver has already been destroyed'))
+        } else {
+          const known = this.#connections.get(client)
+          const connection = known ?? this.#connect(client)
+          const { onCreateConnection, onReserveConnection } = this.#config
+          if ((known !== undefined || onCreateConnection === undefined) && onReserveConnection === undefined) resolve(connection)
+          else resolve(this.#hooks(connection, known === undefined))
+        }
+      })
+    })
+  }
+
+  #connect (client: Client): JsonApiPostgresConnection {
+    const connection = new JsonApiPostgresConnection(client, this.#config.cursor ?? null, this.#decoders, this.#prepareValue)
+    this.#connections.set(client, connection)
+    return connection
+  }
+
+  /** The dialect's hooks: pg has none for a new connection, so `onCreateConnection` runs when a client is first seen. */
+  async #hooks (connection: JsonApiPostgresConnection, created: boolean): Promise<DatabaseConnection> {
+    if (created && this.#config.onCreateConnection !== undefined) await this.#config.onCreateConnection(connection)
+    if (this.#config.onReserveConnection !== undefined) await this.#config.onReserveConnection(connection)
+    return connection
+  }
+
+  async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const characteristics = [
+      ...(settings.isolationLevel === undefined ? [] : [`isolation level ${settings.isolationLevel}`]),
+      ...(settings.accessMode === undefined ? [] : [settings.accessMode]),
+    ]
+    await connection.executeQuery(CompiledQuery.raw(characteristics.length === 0 ? 'begin' : `start transaction ${characteristics.join(' ')}`))
+  }
+
+  async commitTransaction (connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'))
+  }
+
+  async rollbackTransaction (connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'))
+  }
+
+  async savepoint (connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(savepointQuery('savepoint', name))
+  }
+
+  async rollbackToSavepoint (connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(savepointQuery('rollback to', name))
+  }
+
+  async releaseSavepoint (connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(savepointQuery('release', name))
+  }
+
+  async releaseConnection (connection: DatabaseConnection): Promise<void> {
+    (connection as JsonApiPostgresConnection).release()
+  }
+
+  async destroy (): Promise<void> {
+    const pool = this.#pool
+    if (pool === undefined) return
+    this.#pool = undefined
+    await pool.end()
+  }
+}
+
+/** `savepoint <name>`, `rollback to <name>`, `release <name>`: the name quoted as PostgreSQL quotes an identifier. */
+function savepointQuery (command: 'savepoint' | 'rollback to' | 'release', name: string): CompiledQuery {
+  return CompiledQuery.raw(`${command} "${name.replace(/"/g, '""')}"`)
+}
+
+/** The commands whose tag counts the rows they changed (`UPDATE 3`, `INSERT 0 3`): `numAffectedRows`. */
+const COUNTED = /^(?:INSERT \d+|UPDATE|DELETE|MERGE) (\d+)$/
+
+/** Kysely's result of a statement: its rows, and for a write the rows it changed (as Kysely's own driver answers). */
+function resultOf<R> (rows: unknown[] | undefined, tag: string | undefined): QueryResult<R> {
+  // Only a tag that starts as a counted command does (I, U, D, M): a read's tag is not matched at all.
+  const first = tag === undefined ? 0 : tag.charCodeAt(0)
+  const counted = first === 73 || first === 85 || first === 68 || first === 77 ? COUNTED.exec(tag as string) : null
+  return counted === null ? { rows: (rows ?? []) as R[] } : { rows: (rows ?? []) as R[], numAffectedRows: BigInt(counted[1]) }
+}
+
+/** The command tag of a result of pg's own `Query`, as the server wrote it (`INSERT 0 1`). */
+function tagOf (result: PgQueryResult): string | undefined {
+  if (typeof result.command !== 'string' || result.command === '') return undefined
+  return `${result.command === 'INSERT' ? 'INSERT 0' : result.command} ${result.rowCount ?? 0}`
+}
+
+/** One `pg` client as a Kysely `DatabaseConnection`. */
+class JsonApiPostgresConnection implements DatabaseConnection {
+  readonly #client: Client
+  readonly #cursor: PostgresCursorConstructor | null
+  readonly #send: (query: CompiledQuery, answer: RowsCallback) => void
+
+  constructor (client: Client, cursor: PostgresCursorConstructor | null, decoders: RowDecoders, prepareValue: PrepareValue | undefined) {
+    this.#client = client
+    this.#cursor = cursor
+    const loose = client as Client & { connection?: unknown, pipeline?: boolean, binary?: boolean }
+    const custom = prepareValue !== undefined && loose.connection !== undefined && loose.pipeline !== true && loose.binary !== true
+    this.#send = custom
+      ? (query, answer) => { client.query(new RowsQuery(query.sql, query.parameters as unknown[], decoders, client, prepareValue, answer) as never) }
+      : (query, answer) => {
+          client.query(query.sql, query.parameters as unknown[], (failure: Error | undefined, result: PgQueryResult) => {
+            if (failure) answer(failure)
+            else answer(null, result.rows, tagOf(result))
+          })
+        }
+  }
+
+  executeQuery<R> (query: CompiledQuery): Promise<QueryResult<R>> {
+    return new Promise((resolve, reject) => {
+      // The first answer counts: pg may answer a query it could not send (its parameters did not serialize) with an
+      // error, then again when the connection is ready; and a client's `query_timeout` answers before the server.
+      let answered = false
+      try {
+        this.#send(query, (failure, rows, tag) => {
+          if (answered) return
+          answered = true
+          if (failure) {
+            reject(failure)
+            return
+          }
+          resolve(resultOf<R>(rows, tag))
+        })
+      } catch (thrown) {
+        if (answered) return
+        answered = true
+        reject(thrown)
+      }
+    })
+  }
+
+  async * streamQuery<R> (query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
+    if (this.#cursor === null) throw new Error('a stream needs the `cursor` option of the dialect (pg-cursor)')
+    if (!Number.isInteger(chunkSize) || chunkSize <= 0) throw new Error('chunkSize must be a positive integer')
+    const cursor = this.#client.query(new this.#cursor(query.sql, [...query.parameters]) as never) as unknown as { read (rows: number): Promise<R[]>, close (): Promise<void> }
+    try {
+      for (;;) {
+        const rows = await cursor.read(chunkSize)
+        if (rows.length === 0) break
+        yield { rows }
+      }
+    } finally {
+      await cursor.close()
+    }
+  }
+
+  release (): void {
+    this.#client.release()
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The library's Kysely driver on `pg` (JsonApiPostgresDialect): what `createPostgresDatabase` and
+ * `createEmbeddedDatabase` build their Kysely instance with, and what an application can give its own. Every
+ * statement of the repository goes through it — plain reads, keyset pages, unpaged streams, transactions — and its
+ * answers are Kysely's (`rows`, `numAffectedRows`, log events, errors).
+ */
+import t from 'tap'
+import pg from 'pg'
+import { CompiledQuery, Kysely, sql, type LogEvent } from 'kysely'
+import { createPostgresDatabase, JsonApiPostgresDialect, KyselyRepository } from '../../../lib/index.js'
+import { createEmbeddedDatabase } from '../../../lib/embedded.js'
+import { RowsQuery } from '../../../lib/database/rows-query.js'
+import { resolveResources } from '../../../lib/schema/resolve-resources.js'
+import { QueryComposer } from '../../../lib/service/query-composer.js'
+import { queryTree, pageNode } from '../../../lib/query/query-tree.js'
+import { resources } from '../../../examples/app/resources.js'
+import { openTestDatabase } from '../../helpers/database.js'
+
+const url = process.env.DATABASE_URL
+const onPostgres = url !== undefined && url !== ''
+const events: LogEvent[] = []
+const opened = onPostgres
+  ? await createPostgresDatabase<any>({ connectionString: url, pool: { max: 1 }, log: (event) => { events.push(event) } })
+  : await createEmbeddedDatabase<any>({ log: (event) => { events.push(event) } })
+const { db } = opened
+t.teardown(() => opened.close())
+
+/** Counts the statements sent as the library's query object. */
+let submitted = 0
+const submit = RowsQuery.prototype.submit
+RowsQuery.prototype.submit = function countedSubmit (this: RowsQuery, ...args: Parameters<typeof submit>) {
+  submitted++
+  return submit.apply(this, args)
+}
+t.teardown(() => { RowsQuery.prototype.submit = submit })
+
+t.beforeEach(() => { events.length = 0 })
+
+const pid = async (): Promise<unknown> => (await db.executeQuery(CompiledQuery.raw('select pg_backend_pid() as pid'))).rows[0]
+
+t.test('a statement answers its rows, and Kysely logs it', async (t) => {
+  const query = CompiledQuery.raw('select $1::int + 1 as n', [41])
+  const before = submitted
+  t.same((await db.executeQuery(query)).rows, [{ n: 42 }])
+  t.equal(submitted, before + 1, 'sent as the library\'s query object')
+  t.equal(events.length, 1)
+  t.match(events[0], { level: 'query', query: { sql: 'select $1::int + 1 as n' } })
+})
+
+t.test('writes answer numAffectedRows as Kysely\'s own dialect does; reads none', async (t) => {
+  const table = `driver_rows_${process.pid}`
+  await sql`create table ${sql.table(table)} (id int primary key, v text)`.execute(db)
+  t.teardown(async () => { await sql`drop table if exists ${sql.table(table)}`.execute(db) })
+  t.equal((await db.insertInto(table).values([{ id: 1, v: 'a' }, { id: 2, v: 'b' }, { id: 3, v: 'c' }]).executeTakeFirst()).numInsertedOrUpdatedRows, 3n)
+  t.equal((await db.updateTable(table).set({ v: 'x' }).where('id', '<', 3).executeTakeFirst()).numUpdatedRows, 2n)
+  t.equal((await db.deleteFrom(table).where('id', '=', 3).executeTakeFirst()).numDeletedRows, 1n)
+  t.equal((await db.deleteFrom(table).where('id', '=', 99).executeTakeFirst()).numDeletedRows, 0n)
+  const read = await db.executeQuery(CompiledQuery.raw(`select * from ${table} order by id`))
+  t.same(read.rows, [{ id: 1, v: 'x' }, { id: 2, v: 'x' }])
+  t.equal(read.numAffectedRows, undefined, 'a select affects no rows')
+  t.same((await db.updateTable(table).set({ v: 'y' }).where('id', '=', 1).returning(['id', 'v']).execute()), [{ id: 1, v: 'y' }], 'returning')
+})
+
+t.test('a failed statement rejects with the database error, is logged as an error, and its connection stays', async (t) => {
+  const before = await pid()
+  events.length = 0
+  const failure = await db.executeQuery(CompiledQuery.raw('select 1 / $1::int as n', [0])).then(() => undefined, (error: unknown) => error)
+  t.match(failure, { code: '22012', message: /division by zero/ })
+  t.equal(events.length, 1, 'an error event, and no query event')
+  t.match(events[0], { level: 'error', error: failure })
+  t.same(await pid(), before, 'a pool of one: the same connection serves the next statement')
+})
+
+t.test('transactions, isolation and access modes, savepoints', async (t) => {
+  const table = `driver_tx_${process.pid}`
+  await sql`create table ${sql.table(table)} (id int primary key)`.execute(db)
+  t.teardown(async () => { await sql`drop table if exists ${sql.table(table)}`.execute(db) })
+  await db.transaction().setIsolationLevel('serializable').execute(async (trx) => {
+    t.same((await sql<{ level: string }>`show transaction_isolation`.execute(trx)).rows, [{ transaction_isolation: 'serializable' }])
+    await trx.insertInto(table).values({ id: 1 }).execute()
+  })
+  await t.rejects(db.transaction().execute(async (trx) => {
+    await trx.insertInto(table).values({ id: 2 }).execute()
+    throw new Error('roll back')
+  }), { message: 'roll back' })
+  const readOnly = await db.transaction().setAccessMode('read only').execute(async (trx) => (await sql<{ transaction_read_only: string }>`show transaction_read_only`.execute(trx)).rows[0])
+  t.same(readOnly, { transaction_read_only: 'on' })
+  const trx = await db.startTransaction().execute()
+  await trx.insertInto(table).values({ id: 3 }).execute()
+  const saved = await trx.savepoint('before "four"').execute()
+  await saved.insertInto(table).values({ id: 4 }).execute()
+  await saved.rollbackToSavepoint('before "four"').execute()
+  await saved.commit().execute()
+  t.same((await db.selectFrom(table).select('id').orderBy('id').execute()).map((row) => row.id), [1, 3], 'committed, rolled back, and back to the savepoint')
+})
+
+t.test('one execution path: a plain read, a keyset page, a transaction and an unpaged stream all go through the driver', async (t) => {
+  // The example app's database (made by createPostgresDatabase or createEmbeddedDatabase, migrated).
+  const example = await openTestDatabase()
+  t.teardown(() => example.close())
+  await sql`insert into users (name) values ('ada'), ('grace')`.execute(example.db)
+  const graph = resolveResources(resources)
+  const user = graph.getResource('user')
+  const layer = new QueryComposer(graph, undefined).collection(user, queryTree({ page: pageNode(1, 10) }), undefined)
+  const repository = new KyselyRepository(example.db)
+  const sent = async (label: string, work: () => Promise<unknown>): Promise<void> => {
+    const before = submitted
+    await work()
+    t.ok(submitted > before, `${label}: ${submitted - before} statements sent by the driver`)
+  }
+  await sent('a plain read', () => repository.findMany(layer))
+  await sent('a count', () => repository.count(layer))
+  await sent('a keyset page', () => repository.findKeyset!(layer, { limit: 2, fromEnd: false }))
+  await sent('a transaction', () => repository.transaction((inner) => inner.findMany(layer)))
+  await sent('an unpaged stream', () => repository.scan!(async (_inner, batches) => {
+    for await (const batch of batches(layer, 1)) t.ok(batch.length > 0)
+  }))
+  const before = submitted
+  const rows = await repository.findMany(layer)
+  t.equal(submitted, before + 1, 'one statement, one query object')
+  t.same(rows.map((row) => row.name), ['ada', 'grace'])
+})
+
+t.test('your own Kysely on a pg pool takes the same path', async (t) => {
+  let pool: pg.Pool
+  if (onPostgres) {
+    pool = new pg.Pool({ connectionString: url, max: 2 })
+  } else {
+    const [{ PGlite }, { createPgConfig }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/node-postgres')])
+    const pglite = new PGlite('memory://')
+    await pglite.waitReady
+    t.teardown(() => pglite.close())
+    pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 } as unknown as pg.PoolConfig)
+  }
+  const own = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool }) })
+  t.teardown(() => own.destroy())
+  const before = submitted
+  t.same((await own.executeQuery(CompiledQuery.raw('select $1::text as greeting', ['hello']))).rows, [{ greeting: 'hello' }])
+  t.equal(submitted, before + 1, 'sent as the library\'s query object')
+})
+
+t.test('a query answered twice settles once and releases once; a query or a pool that throws is a failure', async (t) => {
+  const releases: number[] = []
+  let connected = 0
+  // A stand-in for a pg pool: its clients have no protocol connection, so statements go as pg's Query would send them.
+  const fakePool = (behaviour: 'twice' | 'throws') => ({
+    connect (callback: (error: Error | undefined, client: unknown) => void) {
+      const id = ++connected
+      callback(undefined, {
+        query (_text: string, _values: unknown[], answer: (error: Error | undefined, result?: unknown) => void) {
+          if (behaviour === 'throws') throw new TypeError('cannot serialize a parameter')
+          setImmediate(() => {
+            answer(new Error('could not send'))
+            answer(undefined, { rows: [{ late: true }], command: 'SELECT', rowCount: 1 })
+          })
+        },
+        release () { releases.push(id) },
+      })
+    },
+    end: async () => {},
+  })
+  const twice = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool: fakePool('twice') as never }) })
+  await t.rejects(twice.executeQuery(CompiledQuery.raw('select 1')), { message: 'could not send' }, 'the first answer counts')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(releases, [1], 'the connection is given back once')
+  const throws = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool: fakePool('throws') as never }) })
+  await t.rejects(throws.executeQuery(CompiledQuery.raw('select 1')), { message: 'cannot serialize a parameter' })
+  t.same(releases, [1, 2], 'a query that throws gives its connection back')
+  const broken = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool: { connect () { throw new Error('pool broken') }, end: async () => {} } as never }) })
+  await t.rejects(broken.executeQuery(CompiledQuery.raw('select 1')), { message: 'pool broken' })
+  const destroyed = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool: fakePool('twice') as never }) })
+  await destroyed.destroy()
+  await t.rejects(destroyed.executeQuery(CompiledQuery.raw('select 1')), 'a destroyed instance runs nothing')
+})
+
+t.test('a stream needs the dialect\'s cursor option, as with Kysely\'s own dialect', async (t) => {
+  await t.rejects(async () => {
+    for await (const _ of db.selectNoFrom(sql<number>`1`.as('one')).stream()) break
+  }, { message: /cursor/ })
+})
