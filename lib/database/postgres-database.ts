@@ -1,6 +1,8 @@
 import { Kysely, type KyselyConfig } from 'kysely'
 import type { ClientBase, Pool, PoolClient, PoolConfig } from 'pg'
 import { JsonApiPostgresDialect } from './postgres-driver.js'
+import { runStatementsOnPool } from './statement-runner.js'
+import { loadPrepareValue } from './rows-query.js'
 
 /** Options of {@link createPostgresDatabase}. */
 export interface PostgresDatabaseOptions {
@@ -184,6 +186,7 @@ export async function createPostgresDatabase<DB = any>(options: PostgresDatabase
   })
   pool.on('error', () => {})
   const db = new Kysely<DB>({ dialect: new JsonApiPostgresDialect({ pool }), log: options.log })
+  runStatementsOnPool(db, pool, options.log, loadPrepareValue())
   let closing: Promise<void> | undefined
   return {
     db,

@@ -40,6 +40,9 @@ export class JsonApiPostgresDialect extends PostgresDialect {
 /** A `pg` client as the driver uses it: pg's own, or a stand-in (PGlite's) with the same `query` and `release`. */
 type Client = PoolClient
 
+/** What `releaseConnection` answers: giving a client back to the pool is synchronous. */
+const RELEASED: Promise<void> = Promise.resolve()
+
 /** The driver of {@link JsonApiPostgresDialect}: Kysely's `Driver` contract on a `pg` pool. */
 class JsonApiPostgresDriver implements Driver {
   readonly #config: PostgresDialectConfig
@@ -126,8 +129,9 @@ class JsonApiPostgresDriver implements Driver {
     await connection.executeQuery(savepointQuery('release', name))
   }
 
-  async releaseConnection (connection: DatabaseConnection): Promise<void> {
+  releaseConnection (connection: DatabaseConnection): Promise<void> {
     (connection as JsonApiPostgresConnection).release()
+    return RELEASED
   }
 
   async destroy (): Promise<void> {

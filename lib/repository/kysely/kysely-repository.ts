@@ -15,6 +15,7 @@ import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
 import { StatementCache, countShape, guardedInsertShape, insertShape, relatedShape, selectShape } from './statement-cache.js'
 import { readEnforcedForeignKeys, type EnforcedForeignKeys } from './enforced-foreign-keys.js'
+import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
 /** The alias of the resource's own table in a statement that names other tables (subqueries, joins). */
@@ -140,6 +141,11 @@ export class KyselyRepository implements Repository {
    */
   #statements: StatementCache | undefined
   /**
+   * How a statement runs when the Kysely instance is one `createPostgresDatabase` or `createEmbeddedDatabase` made
+   * (never a transaction, never an instance with plugins): straight on its pool (see `runStatementsOnPool`).
+   */
+  readonly #runner: StatementRunner | undefined
+  /**
    * The foreign key constraints that enforce the relationships stored in a row (`readForeignKeys`): with them, a
    * create or an update outside a transaction that links only to targets without a scope does not check them in its
    * statement (a plain `INSERT … VALUES`, an `UPDATE` without `EXISTS`). Never set on a transaction's repository: a
@@ -155,6 +161,7 @@ export class KyselyRepository implements Repository {
   constructor (db: Kysely<any>, options: { readonly cacheStatements?: boolean } = {}) {
     this.#db = db
     this.#statements = options.cacheStatements !== false && db.getExecutor().plugins.length === 0 ? new StatementCache() : undefined
+    this.#runner = statementRunnerOf(db)
   }
 
   /** A repository on a transaction of this one's database, sharing its statements. */
@@ -176,8 +183,9 @@ export class KyselyRepository implements Repository {
     } catch (error) {
       return Promise.reject(storageErrorFromPostgres(error))
     }
-    // Every statement goes through Kysely's executor, to the Kysely instance's driver (for the fast one on `pg`, see
-    // `JsonApiPostgresDialect`). Not an async function: the statement's own promise is the answer.
+    // Not an async function: the statement's own promise is the answer (its failure already a StorageError).
+    const runner = this.#runner
+    if (runner !== undefined) return runner(query, storageErrorFromPostgres) as Promise<R[]>
     return this.#db.executeQuery<R>(query).then(rowsOf, rethrowStorageError)
   }
 

@@ -1,8 +1,8 @@
 /**
  * The library's Kysely driver on `pg` (JsonApiPostgresDialect): what `createPostgresDatabase` and
  * `createEmbeddedDatabase` build their Kysely instance with, and what an application can give its own. Every
- * statement of the repository goes through it — plain reads, keyset pages, unpaged streams, transactions — and its
- * answers are Kysely's (`rows`, `numAffectedRows`, log events, errors).
+ * statement of the repository is sent as the library's query object — plain reads, keyset pages, unpaged streams,
+ * transactions — and the driver's answers are Kysely's (`rows`, `numAffectedRows`, log events, errors).
  */
 import t from 'tap'
 import pg from 'pg'
@@ -94,7 +94,7 @@ t.test('transactions, isolation and access modes, savepoints', async (t) => {
   t.same((await db.selectFrom(table).select('id').orderBy('id').execute()).map((row) => row.id), [1, 3], 'committed, rolled back, and back to the savepoint')
 })
 
-t.test('one execution path: a plain read, a keyset page, a transaction and an unpaged stream all go through the driver', async (t) => {
+t.test('a plain read, a count, a keyset page, a transaction and an unpaged stream all send the library\'s query object', async (t) => {
   // The example app's database (made by createPostgresDatabase or createEmbeddedDatabase, migrated).
   const example = await openTestDatabase()
   t.teardown(() => example.close())
@@ -106,7 +106,7 @@ t.test('one execution path: a plain read, a keyset page, a transaction and an un
   const sent = async (label: string, work: () => Promise<unknown>): Promise<void> => {
     const before = submitted
     await work()
-    t.ok(submitted > before, `${label}: ${submitted - before} statements sent by the driver`)
+    t.ok(submitted > before, `${label}: ${submitted - before} statements sent as RowsQuery`)
   }
   await sent('a plain read', () => repository.findMany(layer))
   await sent('a count', () => repository.count(layer))
