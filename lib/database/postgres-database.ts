@@ -2,7 +2,7 @@ import { Kysely, type KyselyConfig } from 'kysely'
 import type { ClientBase, Pool, PoolClient, PoolConfig } from 'pg'
 import { JsonApiPostgresDialect } from './postgres-driver.js'
 import { runStatementsOnPool } from './statement-runner.js'
-import { loadPrepareValue } from './rows-query.js'
+import { prepareValueOrWarn } from './rows-query.js'
 
 /** Options of {@link createPostgresDatabase}. */
 export interface PostgresDatabaseOptions {
@@ -186,7 +186,7 @@ export async function createPostgresDatabase<DB = any>(options: PostgresDatabase
   })
   pool.on('error', () => {})
   const db = new Kysely<DB>({ dialect: new JsonApiPostgresDialect({ pool }), log: options.log })
-  runStatementsOnPool(db, pool, options.log, loadPrepareValue())
+  runStatementsOnPool(db, pool, options.log, prepareValueOrWarn())
   let closing: Promise<void> | undefined
   return {
     db,

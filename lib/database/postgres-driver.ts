@@ -4,7 +4,7 @@ import {
   type QueryResult, type TransactionSettings,
 } from 'kysely'
 import type { PoolClient, QueryResult as PgQueryResult } from 'pg'
-import { RowDecoders, RowsQuery, loadPrepareValue, type PrepareValue, type RowsCallback } from './rows-query.js'
+import { RowDecoders, RowsQuery, prepareValueOrWarn, type PrepareValue, type RowsCallback } from './rows-query.js'
 
 /**
  * Kysely's PostgreSQL dialect on a `pg` pool (or PGlite's `node-postgres` pool), with the library's driver: every
@@ -48,7 +48,7 @@ class JsonApiPostgresDriver implements Driver {
   readonly #config: PostgresDialectConfig
   readonly #connections = new WeakMap<Client, JsonApiPostgresConnection>()
   readonly #decoders = new RowDecoders()
-  readonly #prepareValue: PrepareValue | undefined = loadPrepareValue()
+  readonly #prepareValue: PrepareValue | undefined = prepareValueOrWarn()
   #pool: PostgresPool | undefined
 
   constructor (config: PostgresDialectConfig) {

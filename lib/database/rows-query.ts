@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 
 /**
  * A statement sent on a `pg` connection as a custom query (pg's `Submittable`, the interface `pg-cursor` uses), that
@@ -238,14 +239,37 @@ export class RowsQuery {
 /**
  * `pg`'s own conversion of parameters (`prepareValue` of `pg/lib/utils`: dates, arrays, JSON, buffers, `toPostgres`),
  * which a {@link RowsQuery} hands to the connection as `pg`'s `Query` does; undefined when this `pg` has none (the
- * statements are then sent as text, through pg's `Query`). Required as `pg` itself is (CommonJS), resolved from here.
+ * statements are then sent as text, through pg's `Query`). Required as `pg` itself is (CommonJS), resolved from here:
+ * as `pg/lib/utils`, or, where the package's `exports` hide its `lib/` (pg 8.15 to 8.16.2), as the `utils.js` beside
+ * the file `pg` resolves to.
  */
-export function loadPrepareValue (): PrepareValue | undefined {
-  try {
-    const utils = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue?: unknown } | undefined
-    const prepareValue = utils?.prepareValue
-    return typeof prepareValue === 'function' ? prepareValue as PrepareValue : undefined
-  } catch {
-    return undefined
+export function loadPrepareValue (require: NodeJS.Require = createRequire(import.meta.url)): PrepareValue | undefined {
+  const loads = [
+    () => require('pg/lib/utils') as unknown,
+    () => require(join(dirname(require.resolve('pg')), 'utils.js')) as unknown,
+  ]
+  for (const load of loads) {
+    try {
+      const prepareValue = (load() as { prepareValue?: unknown } | undefined)?.prepareValue
+      if (typeof prepareValue === 'function') return prepareValue as PrepareValue
+    } catch {
+      // the next way, or none
+    }
   }
+  return undefined
+}
+
+let warnedWithoutPrepareValue = false
+
+/**
+ * {@link loadPrepareValue}, with a process warning (`FJA_PG_FAST_PATH_UNAVAILABLE`, once per process) when this `pg`
+ * has none: its statements then go through pg's own `Query`, which answers the same, more slowly.
+ */
+export function prepareValueOrWarn (load: () => PrepareValue | undefined = loadPrepareValue): PrepareValue | undefined {
+  const prepareValue = load()
+  if (prepareValue === undefined && !warnedWithoutPrepareValue) {
+    warnedWithoutPrepareValue = true
+    process.emitWarning('fastify-jsonapi: this `pg` has no `prepareValue` in `pg/lib/utils`: statements go through pg\'s own Query, which answers the same, more slowly (use pg 8.11 or later)', { code: 'FJA_PG_FAST_PATH_UNAVAILABLE' })
+  }
+  return prepareValue
 }

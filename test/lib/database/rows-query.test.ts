@@ -4,7 +4,9 @@ import pg from 'pg'
 import { CompiledQuery } from 'kysely'
 import { createPostgresDatabase } from '../../../lib/index.js'
 import { createEmbeddedDatabase } from '../../../lib/embedded.js'
-import { RowDecoders, RowsQuery, loadPrepareValue } from '../../../lib/database/rows-query.js'
+import { RowDecoders, RowsQuery, loadPrepareValue, prepareValueOrWarn } from '../../../lib/database/rows-query.js'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 
 // The driver of a database the library made (JsonApiPostgresDialect) sends its statements as RowsQuery (its own pg
 // custom query, decoding rows with a decoder kept per statement text). These tests hold its rows to pg's own (pg's
@@ -229,4 +231,28 @@ t.test('pg\'s own conversion of parameters is found', async (t) => {
   const prepareValue = loadPrepareValue()
   t.type(prepareValue, 'function')
   t.equal(prepareValue!([1, null, 'a"b']), '{"1",NULL,"a\\"b"}')
+})
+
+t.test('pg\'s prepareValue is found where pg\'s exports hide lib/ (8.15 to 8.16.2); without one, a warning, once', async (t) => {
+  const real = createRequire(import.meta.url)
+  // pg's utils by path (as every pg 8 has them, whatever its exports allow)
+  const expected = (real(join(dirname(real.resolve('pg')), 'utils.js')) as { prepareValue: unknown }).prepareValue
+  t.type(expected, 'function')
+  t.equal(loadPrepareValue(), expected, 'as pg/lib/utils, or beside pg')
+  const hidden = Object.assign((id: string): unknown => {
+    if (id === 'pg/lib/utils') throw Object.assign(new Error(`Package subpath './lib/utils' is not defined by "exports"`), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' })
+    return real(id)
+  }, { resolve: real.resolve, cache: real.cache, main: real.main, extensions: real.extensions }) as unknown as NodeJS.Require
+  t.equal(loadPrepareValue(hidden), expected, 'beside the file pg resolves to')
+  const missing = Object.assign(() => { throw new Error('Cannot find module') }, { resolve: () => { throw new Error('Cannot find module') } }) as unknown as NodeJS.Require
+  t.equal(loadPrepareValue(missing), undefined, 'no pg internals: none')
+  const warnings: Error[] = []
+  const listen = (warning: Error): void => { warnings.push(warning) }
+  process.on('warning', listen)
+  t.teardown(() => { process.off('warning', listen) })
+  t.equal(prepareValueOrWarn(() => undefined), undefined)
+  t.equal(prepareValueOrWarn(() => undefined), undefined)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.match(warnings, [{ code: 'FJA_PG_FAST_PATH_UNAVAILABLE', message: /pg's own Query/ }], 'one warning for the process')
+  t.equal(prepareValueOrWarn(), expected, 'with pg\'s internals: no warning')
 })
