@@ -5,11 +5,11 @@
  * transactions — and the driver's answers are Kysely's (`rows`, `numAffectedRows`, log events, errors).
  */
 import t from 'tap'
+import { countRowsQueries } from '../../helpers/rows-query-counter.js'
 import pg from 'pg'
 import { CompiledQuery, Kysely, sql, type LogEvent } from 'kysely'
 import { createPostgresDatabase, JsonApiPostgresDialect, KyselyRepository } from '../../../lib/index.js'
 import { createEmbeddedDatabase } from '../../../lib/embedded.js'
-import { RowsQuery } from '../../../lib/database/rows-query.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { QueryComposer } from '../../../lib/service/query-composer.js'
 import { queryTree, pageNode } from '../../../lib/query/query-tree.js'
@@ -25,14 +25,8 @@ const opened = onPostgres
 const { db } = opened
 t.teardown(() => opened.close())
 
-/** Counts the statements sent as the library's query object. */
-let submitted = 0
-const submit = RowsQuery.prototype.submit
-RowsQuery.prototype.submit = function countedSubmit (this: RowsQuery, ...args: Parameters<typeof submit>) {
-  submitted++
-  return submit.apply(this, args)
-}
-t.teardown(() => { RowsQuery.prototype.submit = submit })
+/** The statements sent as RowsQuery (the library's query object), to tell the two paths apart. */
+const sent = countRowsQueries(t.teardown)
 
 t.beforeEach(() => { events.length = 0 })
 
@@ -40,9 +34,9 @@ const pid = async (): Promise<unknown> => (await db.executeQuery(CompiledQuery.r
 
 t.test('a statement answers its rows, and Kysely logs it', async (t) => {
   const query = CompiledQuery.raw('select $1::int + 1 as n', [41])
-  const before = submitted
+  const before = sent.count
   t.same((await db.executeQuery(query)).rows, [{ n: 42 }])
-  t.equal(submitted, before + 1, 'sent as the library\'s query object')
+  t.equal(sent.count, before + 1, 'sent as the library\'s query object')
   t.equal(events.length, 1)
   t.match(events[0], { level: 'query', query: { sql: 'select $1::int + 1 as n' } })
 })
@@ -103,21 +97,21 @@ t.test('a plain read, a count, a keyset page, a transaction and an unpaged strea
   const user = graph.getResource('user')
   const layer = new QueryComposer(graph, undefined).collection(user, queryTree({ page: pageNode(1, 10) }), undefined)
   const repository = new KyselyRepository(example.db)
-  const sent = async (label: string, work: () => Promise<unknown>): Promise<void> => {
-    const before = submitted
+  const sends = async (label: string, work: () => Promise<unknown>): Promise<void> => {
+    const before = sent.count
     await work()
-    t.ok(submitted > before, `${label}: ${submitted - before} statements sent as RowsQuery`)
+    t.ok(sent.count > before, `${label}: ${sent.count - before} statements sent as RowsQuery`)
   }
-  await sent('a plain read', () => repository.findMany(layer))
-  await sent('a count', () => repository.count(layer))
-  await sent('a keyset page', () => repository.findKeyset!(layer, { limit: 2, fromEnd: false }))
-  await sent('a transaction', () => repository.transaction((inner) => inner.findMany(layer)))
-  await sent('an unpaged stream', () => repository.scan!(async (_inner, batches) => {
+  await sends('a plain read', () => repository.findMany(layer))
+  await sends('a count', () => repository.count(layer))
+  await sends('a keyset page', () => repository.findKeyset!(layer, { limit: 2, fromEnd: false }))
+  await sends('a transaction', () => repository.transaction((inner) => inner.findMany(layer)))
+  await sends('an unpaged stream', () => repository.scan!(async (_inner, batches) => {
     for await (const batch of batches(layer, 1)) t.ok(batch.length > 0)
   }))
-  const before = submitted
+  const before = sent.count
   const rows = await repository.findMany(layer)
-  t.equal(submitted, before + 1, 'one statement, one query object')
+  t.equal(sent.count, before + 1, 'one statement, one query object')
   t.same(rows.map((row) => row.name), ['ada', 'grace'])
 })
 
@@ -134,9 +128,9 @@ t.test('your own Kysely on a pg pool takes the same path', async (t) => {
   }
   const own = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool }) })
   t.teardown(() => own.destroy())
-  const before = submitted
+  const before = sent.count
   t.same((await own.executeQuery(CompiledQuery.raw('select $1::text as greeting', ['hello']))).rows, [{ greeting: 'hello' }])
-  t.equal(submitted, before + 1, 'sent as the library\'s query object')
+  t.equal(sent.count, before + 1, 'sent as the library\'s query object')
 })
 
 t.test('a query answered twice settles once and releases once; a query or a pool that throws is a failure', async (t) => {

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { countRowsQueries } from '../../helpers/rows-query-counter.js'
 import { spawnSync } from 'node:child_process'
 import pg from 'pg'
 import { CompiledQuery } from 'kysely'
@@ -34,20 +35,14 @@ async function embeddedPool (): Promise<pg.Pool> {
   return new pg.Pool({ ...createPgConfig(pglite), max: 1 } as unknown as pg.PoolConfig)
 }
 
-/** Counts the statements sent as RowsQuery, to tell the two paths apart. */
-let submitted = 0
-const submit = RowsQuery.prototype.submit
-RowsQuery.prototype.submit = function countedSubmit (this: RowsQuery, ...args: Parameters<typeof submit>) {
-  submitted++
-  return submit.apply(this, args)
-}
-t.teardown(() => { RowsQuery.prototype.submit = submit })
+/** The statements sent as RowsQuery (the library's query object), to tell the two paths apart. */
+const sent = countRowsQueries(t.teardown)
 
 /** The rows of a statement as pg's own Query decodes them (a plain pool, not the library's driver). */
 async function pgRows (query: CompiledQuery): Promise<unknown[]> {
-  const before = submitted
+  const before = sent.count
   const { rows } = await plain.query(query.sql, [...query.parameters])
-  if (submitted !== before) throw new Error('the plain pool sent a RowsQuery')
+  if (sent.count !== before) throw new Error('the plain pool sent a RowsQuery')
   return rows
 }
 
@@ -63,9 +58,9 @@ const EVERY_TYPE = `select 1::int2 as i2, 2::int4 as i4, 9007199254740993::int8 
 
 t.test('rows decode as pg decodes them, with parameters (extended protocol) and without (simple protocol)', async (t) => {
   const plain = CompiledQuery.raw(EVERY_TYPE)
-  const before = submitted
+  const before = sent.count
   const rows = await runner(plain)
-  t.equal(submitted, before + 1, 'sent as RowsQuery')
+  t.equal(sent.count, before + 1, 'sent as RowsQuery')
   t.strictSame(rows, await pgRows(plain), 'every type, without parameters')
   const withParameters = CompiledQuery.raw(`${EVERY_TYPE}, $1::int4 as p1, $2::text as p2, $3::jsonb as p3, $4::timestamptz as p4, $5::int4[] as p5, $6::text as p6`,
     [42, 'ünïcode ✓', { nested: ['x', 1, null] }, new Date('2024-03-01T10:00:00.000Z'), [1, null, 3], null])
@@ -166,9 +161,9 @@ t.test('the pool\'s own type parsers decode the rows', { skip: onPostgres ? fals
 t.test('a client that asks for binary results goes through pg\'s Query', { skip: onPostgres ? false : 'the embedded database takes no pool options' }, async (t) => {
   const binary = await createPostgresDatabase<any>({ connectionString: url, pool: { max: 1, binary: true } as pg.PoolConfig })
   t.teardown(() => binary.close())
-  const before = submitted
+  const before = sent.count
   t.strictSame((await binary.db.executeQuery(CompiledQuery.raw('select $1::int4 as n', [7]))).rows, [{ n: 7 }])
-  t.equal(submitted, before, 'not sent as RowsQuery')
+  t.equal(sent.count, before, 'not sent as RowsQuery')
 })
 
 t.test('a server error rejects with it, and the connection serves the next', async (t) => {

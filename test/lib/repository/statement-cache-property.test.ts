@@ -14,32 +14,14 @@ import { isDeepStrictEqual } from 'node:util'
 import t from 'tap'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
-import { jsonApi, KyselyRepository } from '../../../lib/index.js'
-import { resources } from '../../../examples/app/resources.js'
-import { exampleContext } from '../../../examples/app/context.js'
-import { openTestDatabase } from '../../helpers/database.js'
-import { documentedFastify } from '../../helpers/documented-fastify.js'
+import { openCacheApps } from '../../helpers/cache-apps.js'
 import { injectJsonApi } from '../../helpers/test-app.js'
 
 const RUNS = Number(process.env.FC_STATEMENT_RUNS ?? '2000')
 const SEED = process.env.FC_SEED === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(process.env.FC_SEED)
 t.comment(`seed ${SEED} (replay: FC_SEED=${SEED} npx tap test/lib/repository/statement-cache-property.test.ts)`)
 
-const database = await openTestDatabase()
-const { db, counter } = database
-async function app (cacheStatements: boolean): Promise<FastifyInstance> {
-  const fastify = await documentedFastify()
-  await fastify.register(jsonApi, { db, repository: new KyselyRepository(db, { cacheStatements }), resources, context: exampleContext(db) })
-  await fastify.ready()
-  return fastify
-}
-const cached = await app(true)
-const uncached = await app(false)
-t.teardown(async () => {
-  await cached.close()
-  await uncached.close()
-  await database.close()
-})
+const { db, counter, cached, uncached } = await openCacheApps(t.teardown)
 
 await db.insertInto('groups').values([{ name: 'engineers' }, { name: 'poets' }]).execute()
 await db.insertInto('users').values([

@@ -8,12 +8,10 @@
 import t from 'tap'
 import { CompiledQuery } from 'kysely'
 import type { FastifyInstance } from 'fastify'
-import { jsonApi, KyselyRepository } from '../../../lib/index.js'
+import { KyselyRepository } from '../../../lib/index.js'
 import { StatementCache } from '../../../lib/repository/kysely/statement-cache.js'
 import { resources } from '../../../examples/app/resources.js'
-import { exampleContext } from '../../../examples/app/context.js'
-import { openTestDatabase } from '../../helpers/database.js'
-import { documentedFastify } from '../../helpers/documented-fastify.js'
+import { openCacheApps } from '../../helpers/cache-apps.js'
 import { injectJsonApi } from '../../helpers/test-app.js'
 
 t.test('a shape is learned from a compilation with distinct values, then served without compiling', async (t) => {
@@ -63,21 +61,7 @@ t.test('a shape is learned from a compilation with distinct values, then served 
 // ---------------------------------------------------------------------------------------------------------------
 // The example app twice on one database: with the cache (the default) and without.
 
-const database = await openTestDatabase()
-const { db, counter } = database
-async function app (cacheStatements: boolean): Promise<FastifyInstance> {
-  const fastify = await documentedFastify()
-  await fastify.register(jsonApi, { db, repository: new KyselyRepository(db, { cacheStatements }), resources, context: exampleContext(db) })
-  await fastify.ready()
-  return fastify
-}
-const cached = await app(true)
-const uncached = await app(false)
-t.teardown(async () => {
-  await cached.close()
-  await uncached.close()
-  await database.close()
-})
+const { db, counter, cached, uncached } = await openCacheApps(t.teardown)
 
 await db.insertInto('groups').values([{ name: 'engineers' }, { name: 'poets' }]).execute()
 await db.insertInto('users').values([
