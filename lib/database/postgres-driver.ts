@@ -94,10 +94,20 @@ class JsonApiPostgresDriver implements Driver {
     return connection
   }
 
-  /** The dialect's hooks: pg has none for a new connection, so `onCreateConnection` runs when a client is first seen. */
+  /**
+   * The dialect's hooks: pg has none for a new connection, so `onCreateConnection` runs when a client is first seen.
+   * A hook that fails gives the client back to the pool (Kysely never receives the connection, so never releases it),
+   * and a client whose `onCreateConnection` failed is met as a new one the next time.
+   */
   async #hooks (connection: JsonApiPostgresConnection, created: boolean): Promise<DatabaseConnection> {
-    if (created && this.#config.onCreateConnection !== undefined) await this.#config.onCreateConnection(connection)
-    if (this.#config.onReserveConnection !== undefined) await this.#config.onReserveConnection(connection)
+    try {
+      if (created && this.#config.onCreateConnection !== undefined) await this.#config.onCreateConnection(connection)
+      if (this.#config.onReserveConnection !== undefined) await this.#config.onReserveConnection(connection)
+    } catch (error) {
+      if (created) this.#connections.delete(connection.client)
+      connection.release()
+      throw error
+    }
     return connection
   }
 
@@ -221,6 +231,11 @@ class JsonApiPostgresConnection implements DatabaseConnection {
     } finally {
       await cursor.close()
     }
+  }
+
+  /** The `pg` client this connection runs on. */
+  get client (): Client {
+    return this.#client
   }
 
   release (): void {

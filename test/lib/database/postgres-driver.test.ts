@@ -172,3 +172,40 @@ t.test('a stream needs the dialect\'s cursor option, as with Kysely\'s own diale
     for await (const _ of db.selectNoFrom(sql<number>`1`.as('one')).stream()) break
   }, { message: /cursor/ })
 })
+
+t.test('a connection hook that fails gives the client back to the pool, and a failed onCreateConnection runs again', async (t) => {
+  const releases: number[] = []
+  const client = {
+    query (_text: string, _values: unknown[], answer: (error: Error | undefined, result?: unknown) => void) {
+      setImmediate(() => { answer(undefined, { rows: [{ one: 1 }], command: 'SELECT', rowCount: 1 }) })
+    },
+    release () { releases.push(1) },
+  }
+  const pool = { connect (callback: (error: Error | undefined, lent: unknown) => void) { callback(undefined, client) }, end: async () => {} }
+  let creates = 0
+  const created = new Kysely<any>({
+    dialect: new JsonApiPostgresDialect({
+      pool: pool as never,
+      onCreateConnection: async () => { if (++creates === 1) throw new Error('set-up failed') },
+    }),
+  })
+  t.teardown(() => created.destroy())
+  await t.rejects(created.executeQuery(CompiledQuery.raw('select 1 as one')), { message: 'set-up failed' })
+  t.same(releases, [1], 'the client went back to the pool')
+  t.same((await created.executeQuery(CompiledQuery.raw('select 1 as one'))).rows, [{ one: 1 }], 'the next checkout sets it up again')
+  t.equal(creates, 2)
+  t.same(releases, [1, 1])
+
+  let reserves = 0
+  const reserved = new Kysely<any>({
+    dialect: new JsonApiPostgresDialect({
+      pool: pool as never,
+      onReserveConnection: async () => { if (++reserves === 1) throw new Error('reserve failed') },
+    }),
+  })
+  t.teardown(() => reserved.destroy())
+  releases.length = 0
+  await t.rejects(reserved.executeQuery(CompiledQuery.raw('select 1 as one')), { message: 'reserve failed' })
+  t.same(releases, [1], 'given back after onReserveConnection failed')
+  t.same((await reserved.executeQuery(CompiledQuery.raw('select 1 as one'))).rows, [{ one: 1 }])
+})
