@@ -3,8 +3,8 @@ import {
   type DatabaseConnection, type Driver, type PostgresCursorConstructor, type PostgresDialectConfig, type PostgresPool,
   type QueryResult, type TransactionSettings,
 } from 'kysely'
-import type { PoolClient, QueryResult as PgQueryResult } from 'pg'
-import { RowDecoders, RowsQuery, prepareValueOrWarn, type PrepareValue, type RowsCallback } from './rows-query.js'
+import type { PoolClient } from 'pg'
+import { prepareValueOrWarn, statementSender, type StatementSender } from './rows-query.js'
 
 /**
  * Kysely's PostgreSQL dialect on a `pg` pool (or PGlite's `node-postgres` pool), with the library's driver: every
@@ -47,8 +47,7 @@ const RELEASED: Promise<void> = Promise.resolve()
 class JsonApiPostgresDriver implements Driver {
   readonly #config: PostgresDialectConfig
   readonly #connections = new WeakMap<Client, JsonApiPostgresConnection>()
-  readonly #decoders = new RowDecoders()
-  readonly #prepareValue: PrepareValue | undefined = prepareValueOrWarn()
+  readonly #send: StatementSender = statementSender(prepareValueOrWarn())
   #pool: PostgresPool | undefined
 
   constructor (config: PostgresDialectConfig) {
@@ -89,7 +88,7 @@ class JsonApiPostgresDriver implements Driver {
   }
 
   #connect (client: Client): JsonApiPostgresConnection {
-    const connection = new JsonApiPostgresConnection(client, this.#config.cursor ?? null, this.#decoders, this.#prepareValue)
+    const connection = new JsonApiPostgresConnection(client, this.#config.cursor ?? null, this.#send)
     this.#connections.set(client, connection)
     return connection
   }
@@ -168,53 +167,24 @@ function resultOf<R> (rows: unknown[] | undefined, tag: string | undefined): Que
   return counted === null ? { rows: (rows ?? []) as R[] } : { rows: (rows ?? []) as R[], numAffectedRows: BigInt(counted[1]) }
 }
 
-/** The command tag of a result of pg's own `Query`, as the server wrote it (`INSERT 0 1`). */
-function tagOf (result: PgQueryResult): string | undefined {
-  if (typeof result.command !== 'string' || result.command === '') return undefined
-  return `${result.command === 'INSERT' ? 'INSERT 0' : result.command} ${result.rowCount ?? 0}`
-}
-
 /** One `pg` client as a Kysely `DatabaseConnection`. */
 class JsonApiPostgresConnection implements DatabaseConnection {
   readonly #client: Client
   readonly #cursor: PostgresCursorConstructor | null
-  readonly #send: (query: CompiledQuery, answer: RowsCallback) => void
+  readonly #send: StatementSender
 
-  constructor (client: Client, cursor: PostgresCursorConstructor | null, decoders: RowDecoders, prepareValue: PrepareValue | undefined) {
+  constructor (client: Client, cursor: PostgresCursorConstructor | null, send: StatementSender) {
     this.#client = client
     this.#cursor = cursor
-    const loose = client as Client & { connection?: unknown, pipeline?: boolean, binary?: boolean }
-    const custom = prepareValue !== undefined && loose.connection !== undefined && loose.pipeline !== true && loose.binary !== true
-    this.#send = custom
-      ? (query, answer) => { client.query(new RowsQuery(query.sql, query.parameters as unknown[], decoders, client, prepareValue, answer) as never) }
-      : (query, answer) => {
-          client.query(query.sql, query.parameters as unknown[], (failure: Error | undefined, result: PgQueryResult) => {
-            if (failure) answer(failure)
-            else answer(null, result.rows, tagOf(result))
-          })
-        }
+    this.#send = send
   }
 
   executeQuery<R> (query: CompiledQuery): Promise<QueryResult<R>> {
     return new Promise((resolve, reject) => {
-      // The first answer counts: pg may answer a query it could not send (its parameters did not serialize) with an
-      // error, then again when the connection is ready; and a client's `query_timeout` answers before the server.
-      let answered = false
-      try {
-        this.#send(query, (failure, rows, tag) => {
-          if (answered) return
-          answered = true
-          if (failure) {
-            reject(failure)
-            return
-          }
-          resolve(resultOf<R>(rows, tag))
-        })
-      } catch (thrown) {
-        if (answered) return
-        answered = true
-        reject(thrown)
-      }
+      this.#send(this.#client, query, (failure, rows, tag) => {
+        if (failure) reject(failure)
+        else resolve(resultOf<R>(rows, tag))
+      })
     })
   }
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import type { PoolClient, QueryResult } from 'pg'
 
 /**
  * A statement sent on a `pg` connection as a custom query (pg's `Submittable`, the interface `pg-cursor` uses), that
@@ -234,6 +235,56 @@ export class RowsQuery {
     }
     this.callback(null, this.#rows, this.#tag)
   }
+}
+
+/** A statement as the sender needs it: Kysely's `CompiledQuery` is one. */
+export interface Statement {
+  readonly sql: string
+  readonly parameters: readonly unknown[]
+}
+
+/**
+ * Sends one statement on a `pg` client and calls `answer` exactly once, with its error or its rows and command tag:
+ * the first answer counts (pg may answer a query it could not send, its parameters did not serialize, with an error,
+ * then again when the connection is ready; a client's `query_timeout` answers before the server), and a throw while
+ * sending is an answer too.
+ */
+export type StatementSender = (client: PoolClient, statement: Statement, answer: RowsCallback) => void
+
+/**
+ * The sender of the library's fast path: a statement goes as a {@link RowsQuery} (rows decoded by a decoder kept per
+ * statement text) on a `pg` client that takes it (one with its protocol connection, neither pipelining nor asking for
+ * binary results), else, and without `prepareValue`, as text with a callback through pg's own `Query`.
+ */
+export function statementSender (prepareValue: PrepareValue | undefined): StatementSender {
+  const decoders = new RowDecoders()
+  return function send (client, statement, answer) {
+    let answered = false
+    const once: RowsCallback = (failure, rows, tag) => {
+      if (answered) return
+      answered = true
+      answer(failure, rows, tag)
+    }
+    try {
+      const loose = client as PoolClient & { connection?: unknown, pipeline?: boolean, binary?: boolean }
+      if (prepareValue === undefined || loose.connection === undefined || loose.pipeline === true || loose.binary === true) {
+        client.query(statement.sql, statement.parameters as unknown[], (failure: Error | undefined, result: QueryResult) => {
+          if (failure) once(failure)
+          else once(null, result.rows, tagOf(result))
+        })
+      } else {
+        client.query(new RowsQuery(statement.sql, statement.parameters as unknown[], decoders, client, prepareValue, once) as never)
+      }
+    } catch (thrown) {
+      once(thrown as Error)
+    }
+  }
+}
+
+/** The command tag of a result of pg's own `Query`, as the server wrote it (`INSERT 0 1`). */
+function tagOf (result: QueryResult): string | undefined {
+  if (typeof result.command !== 'string' || result.command === '') return undefined
+  return `${result.command === 'INSERT' ? 'INSERT 0' : result.command} ${result.rowCount ?? 0}`
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Log, type CompiledQuery, type Kysely, type KyselyConfig } from 'kysely'
-import type { Pool, PoolClient, QueryResult } from 'pg'
-import { RowDecoders, RowsQuery, type PrepareValue, type RowsCallback } from './rows-query.js'
+import type { Pool, PoolClient } from 'pg'
+import { statementSender, type PrepareValue } from './rows-query.js'
 
 /**
  * Runs one statement on its own (outside any transaction) and answers its rows: what the Kysely repository uses in
@@ -30,32 +30,8 @@ export function runStatementsOnPool (db: Kysely<any>, pool: Pool, log: KyselyCon
   RUNNERS.set(db, poolRunner(pool, log === undefined ? undefined : new Log(log), prepareValue))
 }
 
-/**
- * How a statement is sent on a client: as a {@link RowsQuery} on a `pg` client that takes it (one with its protocol
- * connection, neither pipelining nor asking for binary results), else as text with a callback, through pg's `Query`.
- */
-function sender (prepareValue: PrepareValue | undefined): (client: PoolClient, query: CompiledQuery, answer: RowsCallback) => void {
-  if (prepareValue === undefined) return sendAsText
-  const decoders = new RowDecoders()
-  return function send (client, query, answer) {
-    const loose = client as PoolClient & { connection?: unknown, pipeline?: boolean, binary?: boolean }
-    if (loose.connection === undefined || loose.pipeline === true || loose.binary === true) {
-      sendAsText(client, query, answer)
-      return
-    }
-    client.query(new RowsQuery(query.sql, query.parameters as unknown[], decoders, client, prepareValue, answer) as never)
-  }
-}
-
-function sendAsText (client: PoolClient, query: CompiledQuery, answer: RowsCallback): void {
-  client.query(query.sql, query.parameters as unknown[], (failure: Error | undefined, result: QueryResult) => {
-    if (failure) answer(failure)
-    else answer(null, result.rows)
-  })
-}
-
 function poolRunner (pool: Pool, log: Log | undefined, prepareValue: PrepareValue | undefined): StatementRunner {
-  const send = sender(prepareValue)
+  const send = statementSender(prepareValue)
   const run = (query: CompiledQuery, mapError: (error: unknown) => unknown = same): Promise<unknown[]> => new Promise((resolve, reject) => {
     // A connection borrowed and given back as Kysely's driver does (`release()` without the error: a statement that
     // failed, a unique violation say, leaves its connection usable; one that broke is dropped by the pool itself).
@@ -66,23 +42,12 @@ function poolRunner (pool: Pool, log: Log | undefined, prepareValue: PrepareValu
           reject(mapError(error))
           return
         }
-        // The first answer counts, and gives the connection back once: pg may answer a query it could not send (its
-        // parameters did not serialize) with an error, then again when the connection is ready.
-        let answered = false
-        try {
-          send(client, query, (failure, rows) => {
-            if (answered) return
-            answered = true
-            release()
-            if (failure) reject(mapError(failure))
-            else resolve(rows ?? [])
-          })
-        } catch (thrown) {
-          if (answered) return
-          answered = true
+        // The sender answers once, so the connection is given back once.
+        send(client, query, (failure, rows) => {
           release()
-          reject(mapError(thrown))
-        }
+          if (failure) reject(mapError(failure))
+          else resolve(rows ?? [])
+        })
       })
     } catch (thrown) {
       // pg-pool answers through the callback; anything it throws is a failure of this statement too.

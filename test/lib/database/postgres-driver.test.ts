@@ -6,6 +6,7 @@
  */
 import t from 'tap'
 import { countRowsQueries } from '../../helpers/rows-query-counter.js'
+import { fakePgPool } from '../../helpers/fake-pg-pool.js'
 import pg from 'pg'
 import { CompiledQuery, Kysely, sql, type LogEvent } from 'kysely'
 import { createPostgresDatabase, JsonApiPostgresDialect, KyselyRepository } from '../../../lib/index.js'
@@ -135,24 +136,8 @@ t.test('your own Kysely on a pg pool takes the same path', async (t) => {
 
 t.test('a query answered twice settles once and releases once; a query or a pool that throws is a failure', async (t) => {
   const releases: number[] = []
-  let connected = 0
-  // A stand-in for a pg pool: its clients have no protocol connection, so statements go as pg's Query would send them.
-  const fakePool = (behaviour: 'twice' | 'throws') => ({
-    connect (callback: (error: Error | undefined, client: unknown) => void) {
-      const id = ++connected
-      callback(undefined, {
-        query (_text: string, _values: unknown[], answer: (error: Error | undefined, result?: unknown) => void) {
-          if (behaviour === 'throws') throw new TypeError('cannot serialize a parameter')
-          setImmediate(() => {
-            answer(new Error('could not send'))
-            answer(undefined, { rows: [{ late: true }], command: 'SELECT', rowCount: 1 })
-          })
-        },
-        release () { releases.push(id) },
-      })
-    },
-    end: async () => {},
-  })
+  const checkouts = { count: 0 }
+  const fakePool = (behaviour: 'twice' | 'throws'): unknown => fakePgPool(behaviour, releases, checkouts)
   const twice = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool: fakePool('twice') as never }) })
   await t.rejects(twice.executeQuery(CompiledQuery.raw('select 1')), { message: 'could not send' }, 'the first answer counts')
   await new Promise((resolve) => setImmediate(resolve))

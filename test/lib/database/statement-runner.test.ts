@@ -1,4 +1,5 @@
 import t from 'tap'
+import { fakePgPool } from '../../helpers/fake-pg-pool.js'
 import { CompiledQuery, Kysely, PostgresDialect, type LogEvent } from 'kysely'
 import { createPostgresDatabase } from '../../../lib/index.js'
 import { createEmbeddedDatabase } from '../../../lib/embedded.js'
@@ -47,22 +48,8 @@ t.test('a failed statement rejects with the database error, is logged as an erro
 
 t.test('a query answered twice (pg answers a query it could not send, then again when ready) settles once and releases once', async (t) => {
   const releases: number[] = []
-  let connected = 0
-  // A stand-in for a pg pool: `connect` lends a client whose query answers twice, or throws.
-  const fakePool = (behaviour: 'twice' | 'throws') => ({
-    connect (callback: (error: Error | undefined, client: unknown, release: () => void) => void) {
-      const id = ++connected
-      callback(undefined, {
-        query (_text: string, _values: unknown[], answer: (error: Error | undefined, result?: unknown) => void) {
-          if (behaviour === 'throws') throw new TypeError('cannot serialize a parameter')
-          setImmediate(() => {
-            answer(new Error('could not send'))
-            answer(undefined, { rows: [{ late: true }] })
-          })
-        },
-      }, () => { releases.push(id) })
-    },
-  })
+  const checkouts = { count: 0 }
+  const fakePool = (behaviour: 'twice' | 'throws'): unknown => fakePgPool(behaviour, releases, checkouts)
   const twice = new Kysely<any>({ dialect: new PostgresDialect({ pool: fakePool('twice') as never }) })
   runStatementsOnPool(twice, fakePool('twice') as never, undefined)
   await t.rejects(statementRunnerOf(twice)!(CompiledQuery.raw('select 1')), { message: 'could not send' }, 'the first answer counts')
