@@ -1,7 +1,5 @@
 import { Kysely, sql, type KyselyConfig } from 'kysely'
 import { JsonApiPostgresDialect } from './postgres-driver.js'
-import { runStatementsOnPool } from './statement-runner.js'
-import { prepareValueOrWarn } from './rows-query.js'
 
 /** Options of {@link createEmbeddedDatabase}. */
 export interface EmbeddedDatabaseOptions {
@@ -80,7 +78,6 @@ export async function createEmbeddedDatabase<DB = any>(options: EmbeddedDatabase
   await pglite.waitReady
   const pool = new pg.default.Pool({ ...createPgConfig(pglite), max: 1 } as unknown as import('pg').PoolConfig)
   const db = new Kysely<DB>({ dialect: new JsonApiPostgresDialect({ pool }), log: options.log })
-  runStatementsOnPool(db, pool, options.log, prepareValueOrWarn())
   let closed = false
   return {
     db,

@@ -1,8 +1,6 @@
 import { Kysely, type KyselyConfig } from 'kysely'
 import type { ClientBase, Pool, PoolClient, PoolConfig } from 'pg'
 import { JsonApiPostgresDialect } from './postgres-driver.js'
-import { runStatementsOnPool } from './statement-runner.js'
-import { prepareValueOrWarn } from './rows-query.js'
 
 /** Options of {@link createPostgresDatabase}. */
 export interface PostgresDatabaseOptions {
@@ -186,14 +184,13 @@ export async function createPostgresDatabase<DB = any>(options: PostgresDatabase
   })
   pool.on('error', () => {})
   const db = new Kysely<DB>({ dialect: new JsonApiPostgresDialect({ pool }), log: options.log })
-  runStatementsOnPool(db, pool, options.log, prepareValueOrWarn())
   let closing: Promise<void> | undefined
   return {
     db,
     pool,
     close () {
-      // Kysely ends the pool only when it has used it: the statements the repository runs straight on the pool do not
-      // count, so a pool they alone used stayed open (and kept the process alive for its idle timeout).
+      // Kysely ends the pool only when it has initialised its driver: a pool that no statement used stays open
+      // otherwise (and keeps the process alive for its idle timeout).
       closing ??= db.destroy().then(() => pool.ending ? undefined : pool.end())
       return closing
     },

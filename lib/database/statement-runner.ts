@@ -1,72 +1,44 @@
-import { Log, type CompiledQuery, type Kysely, type KyselyConfig } from 'kysely'
-import type { Pool, PoolClient } from 'pg'
-import { statementSender, type PrepareValue } from './rows-query.js'
+import type { CompiledQuery, Kysely } from 'kysely'
 
 /**
- * Runs one statement on its own (outside any transaction) and answers its rows: what the Kysely repository uses in
- * place of Kysely's executor for the statements it has compiled, on a Kysely instance whose pool it knows. A failure
- * rejects with `mapError` of the error (the error itself without it), so that the caller needs no second promise to
- * translate it.
+ * Runs one statement on its own (outside any transaction) and answers its rows. A failure rejects with `mapError` of
+ * the error (the error itself without it), so that the caller needs no second promise to translate it.
  */
 export type StatementRunner = (query: CompiledQuery, mapError?: (error: unknown) => unknown) => Promise<unknown[]>
 
-const RUNNERS = new WeakMap<Kysely<any>, StatementRunner>()
+/**
+ * What a dialect's adapter may offer under this key (the library's `JsonApiPostgresDialect` does): single statements
+ * sent through its driver's connections without the layers of promises of Kysely's executor — a connection
+ * borrowed, the statement, the connection given back, with callbacks. The same driver, connections, SQL, results,
+ * errors and log events as through Kysely; `viaKysely` is how the statement runs when the driver cannot take it
+ * itself (not initialised yet, a connection Kysely has not met yet).
+ */
+export const SINGLE_STATEMENTS: unique symbol = Symbol.for('fastify-jsonapi.singleStatements')
 
-/** The runner of a Kysely instance made by `createPostgresDatabase` or `createEmbeddedDatabase`; none for any other. */
-export function statementRunnerOf (db: Kysely<any>): StatementRunner | undefined {
-  return RUNNERS.get(db)
+export interface SingleStatements {
+  /** Whether statements may skip Kysely's executor (not when the dialect has connection hooks to run). */
+  readonly available: boolean
+  run (query: CompiledQuery, mapError: (error: unknown) => unknown, viaKysely: (query: CompiledQuery) => Promise<unknown[]>): Promise<unknown[]>
 }
 
 /**
- * Lets the repository run single statements of `db` straight on its `pg` pool, with callbacks: a connection
- * borrowed, the statement, the connection given back, where Kysely's executor does the same through several layers
- * of promises. Only for a Kysely instance this library
- * made itself on `pool` with Kysely's `PostgresDialect` and no plugins, so that the two paths run the same SQL on the
- * same connections; Kysely's `log` option is honoured the way Kysely honours it (the same events, the same levels).
- * A transaction (`db.transaction()`) or an instance derived with `withPlugin`/`withSchema` is another instance: it
- * goes through Kysely.
+ * How the repository runs its single statements on `db`: through the single statements its dialect's adapter
+ * offers, when it offers them and `db` is neither a transaction nor an instance with plugins (a plugin may rewrite
+ * each query or result, so those go through Kysely); undefined otherwise, and the caller uses Kysely's executor.
+ * Statements run this way may use any connection of the pool, as Kysely's own `executeQuery` on `db` does.
  */
-export function runStatementsOnPool (db: Kysely<any>, pool: Pool, log: KyselyConfig['log'], prepareValue?: PrepareValue): void {
-  RUNNERS.set(db, poolRunner(pool, log === undefined ? undefined : new Log(log), prepareValue))
+export function statementRunnerOf (db: Kysely<any>): StatementRunner | undefined {
+  if (db.isTransaction) return undefined
+  const executor = db.getExecutor()
+  if (executor.plugins.length > 0) return undefined
+  const offer = (executor.adapter as { readonly [SINGLE_STATEMENTS]?: SingleStatements })[SINGLE_STATEMENTS]
+  if (offer === undefined || !offer.available) return undefined
+  const viaKysely = (query: CompiledQuery): Promise<unknown[]> => db.executeQuery(query).then(rowsOf)
+  return (query, mapError = same) => offer.run(query, mapError, viaKysely)
 }
 
-function poolRunner (pool: Pool, log: Log | undefined, prepareValue: PrepareValue | undefined): StatementRunner {
-  const send = statementSender(prepareValue)
-  const run = (query: CompiledQuery, mapError: (error: unknown) => unknown = same): Promise<unknown[]> => new Promise((resolve, reject) => {
-    // A connection borrowed and given back as Kysely's driver does (`release()` without the error: a statement that
-    // failed, a unique violation say, leaves its connection usable; one that broke is dropped by the pool itself).
-    // Not `pool.query`, which closes the connection after any failed statement.
-    try {
-      pool.connect((error: Error | undefined, client: PoolClient | undefined, release: () => void) => {
-        if (error || client === undefined) {
-          reject(mapError(error))
-          return
-        }
-        // The sender answers once, so the connection is given back once.
-        send(client, query, (failure, rows) => {
-          release()
-          if (failure) reject(mapError(failure))
-          else resolve(rows ?? [])
-        })
-      })
-    } catch (thrown) {
-      // pg-pool answers through the callback; anything it throws is a failure of this statement too.
-      reject(mapError(thrown))
-    }
-  })
-  if (log === undefined) return run
-  return async function runLoggedStatement (query, mapError = same) {
-    const start = performance.now()
-    let rows: unknown[]
-    try {
-      rows = await run(query)
-    } catch (error) {
-      await log.error(() => ({ level: 'error', error, query, queryDurationMillis: performance.now() - start }))
-      throw mapError(error)
-    }
-    await log.query(() => ({ level: 'query', isStream: false, query, queryDurationMillis: performance.now() - start }))
-    return rows
-  }
+function rowsOf (result: { readonly rows: unknown[] }): unknown[] {
+  return result.rows
 }
 
 function same (error: unknown): unknown {

@@ -141,8 +141,9 @@ export class KyselyRepository implements Repository {
    */
   #statements: StatementCache | undefined
   /**
-   * How a statement runs when the Kysely instance is one `createPostgresDatabase` or `createEmbeddedDatabase` made
-   * (never a transaction, never an instance with plugins): straight on its pool (see `runStatementsOnPool`).
+   * How a single statement runs when the Kysely instance's dialect offers it (the library's `JsonApiPostgresDialect`;
+   * never on a transaction or an instance with plugins): through the same driver without Kysely's executor (see
+   * `statementRunnerOf`). Otherwise Kysely's executor.
    */
   readonly #runner: StatementRunner | undefined
   /**

@@ -1,13 +1,13 @@
 import t from 'tap'
 import { fakePgPool } from '../../helpers/fake-pg-pool.js'
-import { CompiledQuery, Kysely, PostgresDialect, type LogEvent } from 'kysely'
-import { createPostgresDatabase } from '../../../lib/index.js'
+import { CompiledQuery, Kysely, PostgresDialect, type Driver, type LogEvent } from 'kysely'
+import { createPostgresDatabase, JsonApiPostgresDialect } from '../../../lib/index.js'
 import { createEmbeddedDatabase } from '../../../lib/embedded.js'
-import { runStatementsOnPool, statementRunnerOf } from '../../../lib/database/statement-runner.js'
+import { statementRunnerOf } from '../../../lib/database/statement-runner.js'
 import { KyselyRepository } from '../../../lib/repository/kysely/kysely-repository.js'
 
-// The statements of the repository run straight on the pool of a database the library made (createPostgresDatabase,
-// createEmbeddedDatabase), outside transactions; these tests hold that path to what Kysely's executor does.
+// Single statements outside transactions, offered by the adapter of the library's dialect (JsonApiPostgresDialect)
+// and sent through its driver without Kysely's executor: these tests hold that path to what Kysely's executor does.
 
 const url = process.env.DATABASE_URL
 const events: LogEvent[] = []
@@ -18,20 +18,38 @@ const { db } = opened
 t.teardown(() => opened.close())
 
 const runner = statementRunnerOf(db)
-t.ok(runner, 'a database the library made has a runner')
+t.ok(runner, 'a database the library made offers single statements')
 if (runner === undefined) throw new Error('no runner')
 
 t.beforeEach(() => { events.length = 0 })
 
-t.test('a statement answers its rows, and is logged as Kysely logs it', async (t) => {
-  const query = CompiledQuery.raw('select $1::int + 1 as n', [41])
-  t.same(await runner(query), [{ n: 42 }])
-  t.equal(events.length, 1)
-  const [event] = events
-  t.equal(event.level, 'query')
-  t.equal(event.query, query, 'the compiled query itself')
-  t.type(event.queryDurationMillis, 'number')
-  t.ok(event.queryDurationMillis >= 0)
+/** The library's dialect, counting the connections Kysely's executor asks its driver for. */
+class CountingDialect extends JsonApiPostgresDialect {
+  acquired = 0
+
+  override createDriver (): Driver {
+    const driver = super.createDriver()
+    const acquire = driver.acquireConnection.bind(driver)
+    driver.acquireConnection = () => {
+      this.acquired++
+      return acquire()
+    }
+    return driver
+  }
+}
+
+t.test('a statement answers its rows, and is logged as Kysely logs it, the first on a connection and the next', async (t) => {
+  for (const round of [1, 2]) {
+    events.length = 0
+    const query = CompiledQuery.raw('select $1::int + 1 as n', [41])
+    t.same(await runner(query), [{ n: 42 }], `round ${round}`)
+    t.equal(events.length, 1)
+    const [event] = events
+    t.equal(event.level, 'query')
+    t.equal(event.query, query, 'the compiled query itself')
+    t.type(event.queryDurationMillis, 'number')
+    t.ok(event.queryDurationMillis >= 0)
+  }
 })
 
 t.test('a failed statement rejects with the database error, is logged as an error, and its connection stays', async (t) => {
@@ -46,22 +64,25 @@ t.test('a failed statement rejects with the database error, is logged as an erro
   t.same(await pid(), before, 'the same connection serves the next statement')
 })
 
-t.test('a query answered twice (pg answers a query it could not send, then again when ready) settles once and releases once', async (t) => {
+t.test('statements skip Kysely\'s executor once Kysely has met their connection', async (t) => {
   const releases: number[] = []
-  const checkouts = { count: 0 }
-  const fakePool = (behaviour: 'twice' | 'throws'): unknown => fakePgPool(behaviour, releases, checkouts)
-  const twice = new Kysely<any>({ dialect: new PostgresDialect({ pool: fakePool('twice') as never }) })
-  runStatementsOnPool(twice, fakePool('twice') as never, undefined)
-  await t.rejects(statementRunnerOf(twice)!(CompiledQuery.raw('select 1')), { message: 'could not send' }, 'the first answer counts')
+  const dialect = new CountingDialect({ pool: fakePgPool('twice', releases, { count: 0 }, true) as never })
+  const twice = new Kysely<any>({ dialect })
+  const run = statementRunnerOf(twice)
+  if (run === undefined) throw new Error('no runner')
+  await t.rejects(run(CompiledQuery.raw('select 1')), { message: 'could not send' }, 'the first answer counts')
+  t.equal(dialect.acquired, 1, 'the first statement goes through Kysely: its driver is not initialised yet')
   await new Promise((resolve) => setImmediate(resolve))
   t.same(releases, [1], 'the connection is given back once')
-  const throws = new Kysely<any>({ dialect: new PostgresDialect({ pool: fakePool('throws') as never }) })
-  runStatementsOnPool(throws, fakePool('throws') as never, undefined)
-  await t.rejects(statementRunnerOf(throws)!(CompiledQuery.raw('select 1')), { message: 'cannot serialize a parameter' })
-  t.same(releases, [1, 2], 'a query that throws gives its connection back')
+  await t.rejects(run(CompiledQuery.raw('select 1')), { message: 'could not send' }, 'the first answer counts')
+  t.equal(dialect.acquired, 1, 'the next one does not')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(releases, [1, 2], 'and gives its connection back once')
+  await twice.destroy()
+  await t.rejects(run(CompiledQuery.raw('select 1')), { message: /destroyed/ }, 'a destroyed instance runs nothing')
 })
 
-t.test('a failure rejects with mapError of the error, logged as the error itself; a pool that throws is a failure too', async (t) => {
+t.test('a query that throws, or a pool that throws, is a failure of the statement, given as mapError of it', async (t) => {
   class Mapped extends Error {
     constructor (readonly original: unknown) { super('mapped') }
   }
@@ -73,42 +94,63 @@ t.test('a failure rejects with mapError of the error, logged as the error itself
   t.equal(events[0].level, 'error')
   t.equal((events[0] as { error: unknown }).error, (failure as Mapped).original, 'the log sees the database error')
   t.same(await runner(CompiledQuery.raw('select 1 as n'), mapError), [{ n: 1 }], 'rows are not mapped')
-  // A pool whose connect throws (it answers through its callback, but a broken one may throw): the statement fails.
-  const broken = { connect () { throw new Error('pool broken') } }
-  const brokenDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: broken as never }) })
-  runStatementsOnPool(brokenDb, broken as never, undefined)
-  const thrown = await statementRunnerOf(brokenDb)!(CompiledQuery.raw('select 1'), mapError).then(() => undefined, (error: unknown) => error)
-  t.type(thrown, Mapped)
-  t.match((thrown as Mapped).original, { message: 'pool broken' })
+
+  const releases: number[] = []
+  const throws = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool: fakePgPool('throws', releases, { count: 0 }, true) as never }) })
+  const run = statementRunnerOf(throws)!
+  await t.rejects(run(CompiledQuery.raw('select 1'), mapError), { message: 'mapped', original: { message: 'cannot serialize a parameter' } }, 'through Kysely')
+  const thrown = await run(CompiledQuery.raw('select 1'), mapError).then(() => undefined, (error: unknown) => error)
+  t.type(thrown, Mapped, 'and straight')
+  t.match((thrown as Mapped).original, { message: 'cannot serialize a parameter' })
+  t.same(releases, [1, 2], 'each gives its connection back')
+
+  let connects = 0
+  const broken = { connect (callback: (error: undefined, client: unknown, release: () => void) => void) {
+    if (++connects > 1) throw new Error('pool broken')
+    const client = { query: (_: string, __: unknown[], answer: (error: undefined, result: unknown) => void) => { answer(undefined, { rows: [], command: 'SELECT' }) }, release () {} }
+    callback(undefined, client, () => {})
+  }, end: async () => {} }
+  const brokenDb = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool: broken as never }) })
+  const runBroken = statementRunnerOf(brokenDb)!
+  t.same(await runBroken(CompiledQuery.raw('select 1')), [], 'the pool works once')
+  const fromPool = await runBroken(CompiledQuery.raw('select 1'), mapError).then(() => undefined, (error: unknown) => error)
+  t.type(fromPool, Mapped)
+  t.match((fromPool as Mapped).original, { message: 'pool broken' })
 })
 
-t.test('a transaction, or an instance with a plugin, has no runner: it goes through Kysely', async (t) => {
+t.test('no single statements on a transaction, an instance with a plugin, Kysely\'s own dialect or one with connection hooks', async (t) => {
   await db.transaction().execute(async (trx) => {
     t.equal(statementRunnerOf(trx), undefined)
   })
   t.equal(statementRunnerOf(db.withSchema('public')), undefined)
+  t.equal(statementRunnerOf(db.withPlugin({ transformQuery: (args) => args.node, transformResult: async (args) => args.result })), undefined)
+  const pool = fakePgPool('twice', []) as never
+  t.equal(statementRunnerOf(new Kysely<any>({ dialect: new PostgresDialect({ pool }) })), undefined)
+  t.equal(statementRunnerOf(new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool, onReserveConnection: async () => {} }) })), undefined)
+  t.equal(statementRunnerOf(new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool, onCreateConnection: async () => {} }) })), undefined)
+  t.ok(statementRunnerOf(new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool }) })), 'your own Kysely on the library\'s dialect has them')
 })
 
-t.test('the repository runs its statements through the runner of its database, and through Kysely on any other', async (t) => {
+t.test('the repository runs its single statements that way on the library\'s dialect, and through Kysely on any other', async (t) => {
   const seen: Array<[string, unknown[]]> = []
-  const runnerPool = {
-    connect (callback: (error: Error | undefined, client: unknown, release: () => void) => void) {
-      callback(undefined, {
-        query (text: string, values: unknown[], answer: (error: Error | undefined, result?: unknown) => void) {
-          seen.push([text, values])
-          setImmediate(() => { answer(undefined, { rows: [{ id: 7, name: 'ada' }] }) })
-        },
-      }, () => {})
+  const client = {
+    query (text: string, values: unknown[], answer: (error: Error | undefined, result?: unknown) => void) {
+      seen.push([text, values])
+      setImmediate(() => { answer(undefined, { rows: [{ id: 7, name: 'ada' }], command: 'SELECT' }) })
     },
+    release () {},
   }
-  // Kysely's own pool fails every connection: a statement that reached it would fail.
-  const kyselyPool = { connect: async () => { throw new Error('went through Kysely') }, end: async () => {} }
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: kyselyPool as never }) })
+  const pool = {
+    connect (callback: (error: Error | undefined, client: unknown, release: () => void) => void) { callback(undefined, client, () => {}) },
+    end: async () => {},
+  }
   const resource = { table: 'users', idColumn: 'id', type: 'user' } as never
   const layer = { resource, columns: ['name'], where: undefined, sort: [], page: undefined, include: [] } as never
-  await t.rejects(new KyselyRepository(db).findMany(layer), { message: 'went through Kysely' }, 'no runner: Kysely')
-  runStatementsOnPool(db, runnerPool as never, undefined)
-  t.same(await new KyselyRepository(db).findMany(layer), [{ id: 7, name: 'ada' }], 'with a runner: the runner')
-  t.same(seen, [['select "id", "name" from "users"', []]])
-  t.equal(statementRunnerOf(db.withPlugin({ transformQuery: (args) => args.node, transformResult: async (args) => args.result })), undefined, 'an instance with a plugin is another instance')
+  const dialect = new CountingDialect({ pool: pool as never })
+  const repository = new KyselyRepository(new Kysely<any>({ dialect }))
+  for (let i = 0; i < 3; i++) t.same(await repository.findMany(layer), [{ id: 7, name: 'ada' }])
+  t.equal(dialect.acquired, 1, 'Kysely met the connection once; the next statements went straight')
+  t.same(seen, Array(3).fill(['select "id", "name" from "users"', []]))
+  await repository.transaction(async (inner) => { await inner.findMany(layer) })
+  t.equal(dialect.acquired, 2, 'a transaction goes through Kysely')
 })
