@@ -22,6 +22,7 @@ import type { DatabaseSettings } from './service/resource-service.js'
 import { RouteDocs } from './openapi/route-schemas.js'
 import { CursorCodec, MIN_SECRET_BYTES, type CursorSecret } from './query/cursors.js'
 import { sendDocument } from './routes/send-document.js'
+import { KeptQueries } from './request/raw-query.js'
 
 /** An invalid plugin option; thrown at registration. */
 export class JsonApiOptionsError extends Error {
@@ -240,6 +241,7 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
     lifecycle,
     streamTimeout: integerOption('pagination.streamTimeout', options.pagination?.streamTimeout, 30_000),
     maxDocumentLength: integerOption('maxDocumentLength', options.maxDocumentLength, 16 * 1024 * 1024),
+    queries: new KeptQueries(),
   })
 
   // At ready, unless turned off: the tables and columns the declarations name must exist (a custom repository without

@@ -10,40 +10,33 @@ export interface Selection {
   readonly relationships: readonly ResolvedRelationship[]
   /** Whether rendering runs the application's code: a derived attribute's `compute`. */
   readonly computes: boolean
+  /** What the selection is, as a value: its resource's type, attributes and relationships (what caches key on). */
+  readonly key: string
 }
 
-const FULL = new WeakMap<ResolvedResource, Selection>()
-const SPARSE = new WeakMap<ReadonlySet<string>, { readonly resource: ResolvedResource, readonly selection: Selection }>()
+/** The memo key of the selection of every visible field (a fieldset's key is its names: never this). */
+const EVERY_FIELD = '\u0000every field'
 
 /**
- * The selection of a resource for a sparse fieldset (undefined: every visible field, computed once per resource).
+ * The selection of a resource for a sparse fieldset (undefined: every visible field), made once per fieldset and kept
+ * with the resource (see `Memo`), by the names of the fieldset.
  */
 export function selectionOf (resource: ResolvedResource, fieldset: ReadonlySet<string> | undefined): Selection {
-  if (fieldset !== undefined) {
-    // A fieldset of a query tree kept for its query string (see `readQuery`) is the same set each time: so is its
-    // selection, and the resource objects' template written for it.
-    const known = SPARSE.get(fieldset)
-    if (known !== undefined && known.resource === resource) return known.selection
-    const selection = Object.freeze(select(resource, fieldset))
-    SPARSE.set(fieldset, { resource, selection })
-    return selection
-  }
-  let full = FULL.get(resource)
-  if (full === undefined) {
-    full = Object.freeze(select(resource, undefined))
-    FULL.set(resource, full)
-  }
-  return full
+  const key = fieldset === undefined ? EVERY_FIELD : [...fieldset].join(',')
+  return resource.memo.get('selection', key, () => Object.freeze(select(resource, fieldset)))
 }
 
 function select (resource: ResolvedResource, fieldset: ReadonlySet<string> | undefined): Selection {
   const attributes = resource.visibleAttributes.filter((attribute) => fieldset === undefined || fieldset.has(attribute.name))
   const columns = new Set<string>()
   for (const attribute of attributes) for (const column of attribute.selects) columns.add(column)
+  const relationships = [...resource.relationships.values()].filter((relationship) => fieldset === undefined || fieldset.has(relationship.name))
+  const names = attributes.map((attribute) => attribute.name)
   return {
-    columns: [...columns],
-    attributes: attributes.map((attribute) => attribute.name),
-    relationships: [...resource.relationships.values()].filter((relationship) => fieldset === undefined || fieldset.has(relationship.name)),
+    columns: Object.freeze([...columns]),
+    attributes: Object.freeze(names),
+    relationships: Object.freeze(relationships),
     computes: attributes.some((attribute) => attribute.derived !== undefined),
+    key: `${resource.type}:${names.join(',')}:${relationships.map((relationship) => relationship.name).join(',')}`,
   }
 }

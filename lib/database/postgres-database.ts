@@ -43,7 +43,8 @@ function warn (error: Error): void {
 /** A `pg` client class: `pg.Client`, or a subclass of it (what `pg.Pool` takes as its `Client`). */
 export type PgClientClass = new (...args: any[]) => ClientBase
 
-const CALLBACK_CLIENTS = new WeakMap<PgClientClass, PgClientClass>()
+/** What marks a class `withCallbackQueries` made: wrapping it again returns it as it is. */
+const CALLBACK_QUERIES: unique symbol = Symbol.for('fastify-jsonapi.callbackQueries')
 
 /**
  * A subclass of a `pg` client class whose promise queries given as text (`client.query(text, values)` without a
@@ -69,11 +70,12 @@ export function withCallbackQueries<C extends PgClientClass> (Base: C): C {
   if (typeof Base !== 'function' || typeof (Base.prototype as Partial<ClientBase> | undefined)?.query !== 'function') {
     throw new TypeError('fastify-jsonapi: `withCallbackQueries` takes a pg client class (pg.Client)')
   }
-  const known = CALLBACK_CLIENTS.get(Base)
-  if (known !== undefined) return known as C
+  if ((Base as unknown as Record<symbol, unknown>)[CALLBACK_QUERIES] === true) return Base
   // A class with its own `query`: typed loosely, as pg's overloads are many; every call it does not handle goes to
   // pg's own `query` as it is.
   const Derived = class extends (Base as unknown as new (...args: any[]) => LooseClient) {
+    static readonly [CALLBACK_QUERIES] = true
+
     override query (config: unknown, values?: unknown, callback?: unknown): unknown {
       // Only a query given as text: pg would write the callback into a config object, which its caller may reuse.
       if (typeof config !== 'string' || callback !== undefined || typeof values === 'function') return super.query(config, values, callback)
@@ -87,8 +89,6 @@ export function withCallbackQueries<C extends PgClientClass> (Base: C): C {
     }
   }
   Object.defineProperty(Derived, 'name', { value: Base.name })
-  CALLBACK_CLIENTS.set(Base, Derived as unknown as PgClientClass)
-  CALLBACK_CLIENTS.set(Derived as unknown as PgClientClass, Derived as unknown as PgClientClass)
   return Derived as unknown as C
 }
 
@@ -98,8 +98,6 @@ interface LooseClient {
 }
 
 type PoolClass = typeof Pool
-
-let timedPool: { readonly base: PoolClass, readonly derived: PoolClass } | undefined
 
 /**
  * A subclass of pg's `Pool` whose connection timeout arms a timer only for a checkout that may have to wait.
@@ -116,7 +114,6 @@ let timedPool: { readonly base: PoolClass, readonly derived: PoolClass } | undef
  * connection waited for) instead of being left in the queue of an ended pool for ever.
  */
 function withTimersOnlyWhenWaiting (Base: PoolClass): PoolClass {
-  if (timedPool?.base === Base) return timedPool.derived
   const Derived = class extends Base {
     override connect (...args: any[]): any {
       const options = this.options
@@ -140,7 +137,6 @@ function withTimersOnlyWhenWaiting (Base: PoolClass): PoolClass {
     }
   }
   Object.defineProperty(Derived, 'name', { value: Base.name })
-  timedPool = { base: Base, derived: Derived }
   return Derived
 }
 

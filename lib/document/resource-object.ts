@@ -94,11 +94,9 @@ function byState<T> (value: (state: State) => T): ByState<T> {
   return [value(AFTER_ID), value(AFTER_STRING), value(AFTER_VALUE)]
 }
 
-const TEMPLATES = new WeakMap<Selection, Template>()
-
+/** The template of a selection's resource objects, kept with its resource by the selection's key. */
 function templateOf (resource: ResolvedResource, selection: Selection): Template {
-  let template = TEMPLATES.get(selection)
-  if (template === undefined) {
+  return resource.memo.get('resource-object-template', selection.key, () => {
     const relationships = selection.relationships.map((relationship): RelationshipEntry => ({
       relationship,
       member: `${quote(relationship.name)}:{"links":{"self":`,
@@ -108,7 +106,7 @@ function templateOf (resource: ResolvedResource, selection: Selection): Template
       identifierOpen: `{"type":${quote(relationship.targetType)},"id":"`,
       between: `"},{"type":${quote(relationship.targetType)},"id":"`,
     }))
-    template = {
+    return {
       head: `{"type":${quote(resource.type)},"id":"`,
       attributes: selection.attributes.flatMap((name) => {
         const attribute = resource.attributes.get(name)
@@ -120,9 +118,7 @@ function templateOf (resource: ResolvedResource, selection: Selection): Template
       tails: byState((state) => tailParts(relationships, OWED[state])),
       relationships,
     }
-    TEMPLATES.set(selection, template)
-  }
-  return template
+  })
 }
 
 /** `,"data":…` of a relationship: the identifiers of `ids`, one join when no id needs escaping. */

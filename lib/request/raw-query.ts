@@ -1,12 +1,32 @@
 import { parse } from 'node:querystring'
 import type { FastifyRequest } from 'fastify'
 import { jsonApiError } from '../errors/error-codes.js'
+import type { QueryTree } from '../query/query-tree.js'
 
 /** A query string as the plugin reads it: each name once as a string, a repeated name as an array of strings. */
 export type RawQuery = Readonly<Record<string, string | string[]>>
 
+/**
+ * Where a parsing that may be kept carries the query string it was read from (not enumerable: never a parameter):
+ * what is read from it can be kept by that text (see `KeptQueries`). A parsing of a longer text carries none.
+ */
+const QUERY_TEXT: unique symbol = Symbol('fastify-jsonapi.queryText')
+
+/** The longest query string whose parsing, and what is read from it, a registration keeps. */
+const MAX_KEPT_LENGTH = 1024
+
+function withText (raw: Record<string, string | string[]>, text: string): RawQuery {
+  Object.defineProperty(raw, QUERY_TEXT, { value: text })
+  return Object.freeze(raw)
+}
+
 /** The parsing of no query string, shared by every request without one. */
-export const NO_QUERY: RawQuery = Object.freeze(Object.create(null) as Record<string, string | string[]>)
+export const NO_QUERY: RawQuery = withText(Object.create(null) as Record<string, string | string[]>, '')
+
+/** The query string a parsing was read from, when it is one whose readings may be kept (see {@link rawQuery}). */
+export function queryTextOf (raw: object): string | undefined {
+  return (raw as { readonly [QUERY_TEXT]?: string })[QUERY_TEXT]
+}
 
 /** Whether a component of the query string failed to decode, in the parse under way (see {@link decode}). */
 let undecodable = false
@@ -52,42 +72,61 @@ function refuseUndecodable (text: string): never {
  * route reads it once and passes it on, to `readQuery` and to its document's links. The plugin reads every JSON:API
  * parameter (`include`, `fields[type]`, `sort`, `page[…]`, `filter…`) from here, never from `request.query`: a host
  * application's `querystringParser` (`qs`, say, which turns `fields[user]=name` into `{ fields: { user: 'name' } }`)
- * changes nothing the plugin sees.
+ * changes nothing the plugin sees. With `kept` (the registration's), a query string parsed lately is not parsed again.
  */
-export function rawQuery (request: FastifyRequest): RawQuery {
+export function rawQuery (request: FastifyRequest, kept?: KeptQueries): RawQuery {
   const url = request.url
   // Where the router splits the path from the query string: at the first `?` (or `#`).
   const start = url.search(/[?#]/)
   // Most reads of one resource have no query string: nothing to parse.
   if (start === -1) return NO_QUERY
   const text = url.slice(start + 1)
-  const known = PARSED.get(text)
+  const known = kept?.parsed(text)
   if (known !== undefined) return known
   // A null-prototype object: a parameter named `constructor` or `__proto__` is a name like any other.
   undecodable = false
-  const raw = Object.freeze(parse(text, '&', '=', { maxKeys: 0, decodeURIComponent: decode }) as Record<string, string | string[]>)
+  const parsed = parse(text, '&', '=', { maxKeys: 0, decodeURIComponent: decode }) as Record<string, string | string[]>
   if (undecodable) refuseUndecodable(text)
-  if (text.length <= MAX_KEPT_LENGTH) {
-    if (PARSED.size >= MAX_KEPT) PARSED.delete(PARSED.keys().next().value as string)
-    PARSED.set(text, raw)
-    SHARED.add(raw)
-  }
+  if (text.length > MAX_KEPT_LENGTH) return Object.freeze(parsed)
+  const raw = withText(parsed, text)
+  kept?.keepParsed(text, raw)
   return raw
 }
 
-/**
- * The query strings parsed lately, each with its (frozen) parsing: a request with the same query string as one before
- * gets the same object, and what was read from it (its query tree, see `readQuery`) can be kept with it. At most
- * {@link MAX_KEPT} of at most {@link MAX_KEPT_LENGTH} characters each, the oldest going first, so that a client that
- * invents query strings cannot grow it without bound.
- */
-const PARSED = new Map<string, RawQuery>()
+/** The most query strings kept, and the most query trees: the oldest go first. */
 const MAX_KEPT = 500
-const MAX_KEPT_LENGTH = 1024
-/** The parsings that requests share (those of {@link PARSED}, and the empty one). */
-const SHARED = new WeakSet<RawQuery>([NO_QUERY])
 
-/** Whether a parsed query string is one that requests share (see {@link rawQuery}): what is read from it can be kept. */
-export function isSharedRawQuery (raw: object): boolean {
-  return SHARED.has(raw as RawQuery)
+/**
+ * The query strings a registration parsed lately, each with its (frozen) parsing, and the query trees read from them
+ * per resource and kind of request: a request with the same query string as one before gets the same parsing and
+ * the same tree without reading them again. Keyed by the text of the query string (a value), bounded (at most 500 of
+ * each, the oldest going first, so that a client that invents query strings cannot grow them), and owned by the
+ * registration's route context: two registrations never share or evict each other's entries.
+ */
+export class KeptQueries {
+  readonly #parsed = new Map<string, RawQuery>()
+  readonly #trees = new Map<string, QueryTree>()
+
+  /** The parsing kept for a query string. */
+  parsed (text: string): RawQuery | undefined {
+    return this.#parsed.get(text)
+  }
+
+  keepParsed (text: string, raw: RawQuery): void {
+    keep(this.#parsed, text, raw)
+  }
+
+  /** The tree kept for `key` (a resource's type, a kind of request and a query string), read by `read` the first time. */
+  tree (key: string, read: () => QueryTree): QueryTree {
+    const known = this.#trees.get(key)
+    if (known !== undefined) return known
+    const tree = read()
+    keep(this.#trees, key, tree)
+    return tree
+  }
+}
+
+function keep<V> (map: Map<string, V>, key: string, value: V): void {
+  if (map.size >= MAX_KEPT) map.delete(map.keys().next().value as string)
+  map.set(key, value)
 }

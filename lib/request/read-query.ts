@@ -8,7 +8,7 @@ import { printFilter, type FilterNode } from '../schema/filter-nodes.js'
 import { CURSOR_ERROR_TYPES, type CursorCodec } from '../query/cursors.js'
 import { readFilterParts } from './read-filter.js'
 import type { QueryLimits, SortLimits } from '../contracts/query-limits.js'
-import { isSharedRawQuery } from './raw-query.js'
+import { queryTextOf, type KeptQueries } from './raw-query.js'
 
 /** What cursor pagination of a collection needs to read the request's cursors. */
 export interface CursorReading {
@@ -48,39 +48,16 @@ function single (raw: RawQuery, parameter: string): string | undefined {
  *
  * @param collection whether the request returns a collection (page and sort apply)
  * @param cursors how to read cursors, on a collection route (without it, a collection is paginated by number only)
+ * @param kept the registration's kept query strings: a tree read before for the same query string is kept there
  */
-export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading): QueryTree {
-  // A query string read before (the same parsing, see `rawQuery`): the same tree. Not a cursor page: its cursors are
-  // checked every time.
-  const kept = isSharedRawQuery(raw) && !(collection && isCursorRequest(raw, cursors)) ? keptTrees(resource, graph, limits, collection) : undefined
-  const known = kept?.get(raw)
-  if (known !== undefined) return known
-  const tree = read(raw, Object.keys(raw), resource, graph, limits, collection, cursors)
-  kept?.set(raw, tree)
-  return tree
-}
-
-/**
- * The query trees read from shared parsings of query strings, per resource, graph and limits (a registration's) and
- * per kind of request (one resource, a collection). Kept as long as their parsing is kept.
- */
-interface KeptTrees {
-  readonly graph: ResourceGraph
-  readonly limits: QueryLimits
-  readonly byKind: readonly [WeakMap<RawQuery, QueryTree>, WeakMap<RawQuery, QueryTree>]
-}
-
-const TREES = new WeakMap<ResolvedResource, KeptTrees>()
-
-function keptTrees (resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean): WeakMap<RawQuery, QueryTree> | undefined {
-  let kept = TREES.get(resource)
-  if (kept === undefined) {
-    kept = { graph, limits, byKind: [new WeakMap(), new WeakMap()] }
-    TREES.set(resource, kept)
+export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading, kept?: KeptQueries): QueryTree {
+  // A query string read before for this resource and kind of request: the same tree, kept by the registration (its
+  // graph and limits). Not a cursor page: its cursors are checked every time.
+  const text = kept === undefined ? undefined : queryTextOf(raw)
+  if (text === undefined || (collection && isCursorRequest(raw, cursors))) {
+    return read(raw, Object.keys(raw), resource, graph, limits, collection, cursors)
   }
-  // The resource read with other limits (not a route's): nothing kept.
-  if (kept.graph !== graph || kept.limits !== limits) return undefined
-  return kept.byKind[collection ? 1 : 0]
+  return (kept as KeptQueries).tree(`${collection ? 'collection' : 'one'}:${resource.type}:${text}`, () => read(raw, Object.keys(raw), resource, graph, limits, collection, cursors))
 }
 
 function read (raw: RawQuery, names: readonly string[], resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading): QueryTree {

@@ -88,7 +88,7 @@ export function preconditionOf (
     })
   }
   // The query of `GET /<type>/<id>` without parameters (kept by `readQuery` for the shared empty parsing).
-  const query = readQuery(NO_QUERY, resource, context.graph, context.limits, false)
+  const query = readQuery(NO_QUERY, resource, context.graph, context.limits, false, undefined, context.queries)
   const path = `${resource.path}/${encodeURIComponent(id)}`
   return {
     // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches.

@@ -81,11 +81,11 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
   const target = context.graph.getResource(relationship.targetType)
   const budgets = documentBudgets(context, target)
   return async function readRelatedResource (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     if (relationship.toMany) varyOnAccept(reply)
     const service = await relationshipsOf(context, request)
     const cursors = relationship.toMany ? cursorReading(context, request, `${owner.type}/${idOf(request)}/${relationship.name}`) : undefined
-    const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors)
+    const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors, context.queries)
     if (relationship.toMany && query.page.size === 0 && service.resources.streams) {
       const linked = await service.relatedCollection(owner, idOf(request), relationship)
       return sendCollectionStream(request, reply, context, service.resources, target, query, location(context, request, raw), linked)
@@ -100,9 +100,9 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
 function createRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
   const implied = new Set(relationship.storage.kind === 'inverse' ? [relationship.storage.inverseName] : [])
   return async function createRelatedResource (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     const service = await relationshipsOf(context, request)
-    const query = readQuery(raw, target, context.graph, context.limits, false)
+    const query = readQuery(raw, target, context.graph, context.limits, false, undefined, context.queries)
     const input = readResourceDocument(request.body, target, 'create', undefined, implied)
     const base = location(context, request, raw)
     // Rendered inside the write's transaction: a failure while rendering leaves nothing written.
@@ -113,9 +113,9 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
 
 function updateRelated (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship, target: ResolvedResource): Handler {
   return async function updateRelatedResource (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     const service = await relationshipsOf(context, request)
-    const query = readQuery(raw, target, context.graph, context.limits, false)
+    const query = readQuery(raw, target, context.graph, context.limits, false, undefined, context.queries)
     const base = location(context, request, raw)
     const { text } = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query,
       (result) => singleDocumentText(result, query, base, true))
@@ -134,11 +134,11 @@ function deleteRelated (context: RouteContext, owner: ResolvedResource, relation
 function readLinkage (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
   return async function readRelationship (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     if (relationship.toMany) varyOnAccept(reply)
     const service = await relationshipsOf(context, request)
     const cursors = relationship.toMany ? cursorReading(context, request, `${owner.type}/${idOf(request)}/relationships/${relationship.name}`) : undefined
-    const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors)
+    const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors, context.queries)
     if (query.include.length > 0 || query.fields.size > 0) {
       throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
         detail: 'a relationship document has no resource objects: include and fields do not apply',
@@ -153,10 +153,10 @@ function readLinkage (context: RouteContext, owner: ResolvedResource, relationsh
 
 function replaceLinkage (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   return async function replaceRelationship (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     const service = await relationshipsOf(context, request)
     const id = idOf(request)
-    readQuery(raw, context.graph.getResource(relationship.targetType), context.graph, context.limits, false)
+    readQuery(raw, context.graph.getResource(relationship.targetType), context.graph, context.limits, false, undefined, context.queries)
     const precondition = preconditionOf(context, owner, id, ifMatchHeader(request))
     const input = readRelationshipDocument(request.body, relationship)
     await service.replace(owner, id, input, precondition)

@@ -46,11 +46,11 @@ export function registerResourceRoutes (fastify: FastifyInstance, context: Route
 function listHandler (context: RouteContext, resource: ResolvedResource): Handler {
   const budget = documentBudgets(context, resource).collection
   return async function listResources (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     varyOnAccept(reply)
     const services = requestServices(context, request)
     const service = services instanceof ResourceService ? services : await services
-    const query = readQuery(raw, resource, context.graph, context.limits, true, cursorReading(context, request, resource.type))
+    const query = readQuery(raw, resource, context.graph, context.limits, true, cursorReading(context, request, resource.type), context.queries)
     // Every row (`page[size]=0`): streamed batch by batch, so memory does not grow with the row count.
     if (query.page.size === 0 && service.streams) return sendCollectionStream(request, reply, context, service, resource, query, location(context, request, raw))
     const result = await service.list(resource, query)
@@ -61,10 +61,10 @@ function listHandler (context: RouteContext, resource: ResolvedResource): Handle
 function readHandler (context: RouteContext, resource: ResolvedResource): Handler {
   const budgets = documentBudgets(context, resource)
   return async function readResource (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     const services = requestServices(context, request)
     const service = services instanceof ResourceService ? services : await services
-    const query = readQuery(raw, resource, context.graph, context.limits, false)
+    const query = readQuery(raw, resource, context.graph, context.limits, false, undefined, context.queries)
     const result = await service.read(resource, idOf(request), query)
     return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), false, singleBudget(budgets, query)).text)
   }
@@ -72,10 +72,10 @@ function readHandler (context: RouteContext, resource: ResolvedResource): Handle
 
 function createHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function createResource (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     const services = requestServices(context, request)
     const service = services instanceof ResourceService ? services : await services
-    const query = readQuery(raw, resource, context.graph, context.limits, false)
+    const query = readQuery(raw, resource, context.graph, context.limits, false, undefined, context.queries)
     const input = readResourceDocument(request.body, resource, 'create')
     const base = location(context, request, raw)
     // Rendered inside the write (its transaction, when it has one): a failure while rendering leaves nothing written.
@@ -86,11 +86,11 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
 
 function updateHandler (context: RouteContext, resource: ResolvedResource): Handler {
   return async function updateResource (request, reply) {
-    const raw = rawQuery(request)
+    const raw = rawQuery(request, context.queries)
     const services = requestServices(context, request)
     const service = services instanceof ResourceService ? services : await services
     const id = idOf(request)
-    const query = readQuery(raw, resource, context.graph, context.limits, false)
+    const query = readQuery(raw, resource, context.graph, context.limits, false, undefined, context.queries)
     const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
     const input = readResourceDocument(request.body, resource, 'update', id)
     const base = location(context, request, raw)

@@ -8,7 +8,7 @@ import { QueryComposer } from '../service/query-composer.js'
 import type { CursorReading } from '../request/read-query.js'
 import type { QueryLimits } from '../contracts/query-limits.js'
 import { acceptsProfile } from '../request/media-type.js'
-import type { RawQuery } from '../request/raw-query.js'
+import type { KeptQueries, RawQuery } from '../request/raw-query.js'
 import { CURSOR_PAGINATION_PROFILE, type CursorCodec } from '../query/cursors.js'
 import type { QueryTree } from '../query/query-tree.js'
 import type { DocumentBudget } from '../document/resource-object.js'
@@ -48,6 +48,8 @@ export interface RouteContext {
   readonly streamTimeout: number
   /** The longest document a read answers, in characters (`maxDocumentLength`). */
   readonly maxDocumentLength: number
+  /** The query strings parsed lately and the query trees read from them (see `KeptQueries`). */
+  readonly queries: KeptQueries
 }
 
 /** The budgets of the documents of reads of one type (see {@link documentBudgets}). */

@@ -66,19 +66,12 @@ function fail (resource: ResolvedResource, detail: string): Error {
   return new Error(`fastify-jsonapi: a condition on '${resource.type}': ${detail}`)
 }
 
-const BUILDERS = new WeakMap<ResolvedResource, FilterBuilder<any, any>>()
-
 /**
- * The {@link FilterBuilder} of a resource, built once per resource (it holds no state). A name that is not an
+ * The {@link FilterBuilder} of a resource, built once per resource and kept with it (it holds no state). A name that is not an
  * attribute, `id` or a relationship of the resource throws (a programming error, not a client's).
  */
 export function filterBuilderOf (graph: ResourceGraph, resource: ResolvedResource): FilterBuilder<any, any> {
-  let builder = BUILDERS.get(resource)
-  if (builder === undefined) {
-    builder = Object.freeze(createFilterBuilder(graph, resource))
-    BUILDERS.set(resource, builder)
-  }
-  return builder
+  return resource.memo.get('filter-builder', '', () => Object.freeze(createFilterBuilder(graph, resource)))
 }
 
 function createFilterBuilder (graph: ResourceGraph, resource: ResolvedResource): FilterBuilder<any, any> {

@@ -3,6 +3,7 @@ import { DECLARATION_KEYS, type AnyResourceDeclaration } from './declaration.js'
 import { type AttributeDeclaration, type IdKind, type RelationshipDeclaration } from './fields.js'
 import { compileInput } from './compiled-input.js'
 import { closestName, didYouMean, unknownKey, unknownKeyMessage } from './known-keys.js'
+import { Memo } from './memo.js'
 import type {
   CountStrategy, RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
 } from './resolved.js'
@@ -231,6 +232,8 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
     }),
     hooks,
     hasWriteHooks: HOOKS.some((name) => name !== 'scope' && hooks[name] !== undefined),
+    hasReadOnlyAttributes: [...attributes.values()].some((attribute) => attribute.readOnly),
+    memo: new Memo(),
   })
 }
 

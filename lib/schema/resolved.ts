@@ -1,6 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
 import type { ClientIdPolicy, DerivedAttribute, FilterOperator, IdKind } from './fields.js'
 import type { CompiledInput } from './compiled-input.js'
+import type { Memo } from './memo.js'
 
 /** The hooks a resource may declare (`ResourceHooks` of `hooks.ts` types each from the declaration). */
 export type HookName =
@@ -138,6 +139,10 @@ export interface ResolvedResource {
   readonly hooks: ResolvedHooks
   /** Whether a write hook (`before*`/`after*`) is declared: writes then run in a transaction. */
   readonly hasWriteHooks: boolean
+  /** Whether an attribute is read-only: a write then leaves out what a custom input schema let through. */
+  readonly hasReadOnlyAttributes: boolean
+  /** What the stages derive from this resource, kept with it (see {@link Memo}). */
+  readonly memo: Memo
 }
 
 /** All resources, resolved once at registration. */

@@ -74,22 +74,10 @@ export function notFound (resource: ResolvedResource, id: string): JsonApiError 
   return jsonApiError('FJA_RESOURCE_NOT_FOUND', { detail: `no '${resource.type}' with id '${id}'` })
 }
 
-/** Whether each resource has read-only attributes, read once. */
-const HAS_READ_ONLY = new WeakMap<ResolvedResource, boolean>()
-
-function hasReadOnlyAttributes (resource: ResolvedResource): boolean {
-  let known = HAS_READ_ONLY.get(resource)
-  if (known === undefined) {
-    known = [...resource.attributes.values()].some((attribute) => attribute.readOnly)
-    HAS_READ_ONLY.set(resource, known)
-  }
-  return known
-}
-
 /** The attributes a client sent that the server writes: read-only ones (accepted by a custom input schema) are not. */
 function writableAttributes (resource: ResolvedResource, attributes: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
   // A type without read-only attributes writes what was sent: no list of the names sent.
-  if (!hasReadOnlyAttributes(resource)) return attributes
+  if (!resource.hasReadOnlyAttributes) return attributes
   const names = Object.keys(attributes)
   // Mostly every attribute sent is writable: the attributes as they are.
   if (names.every((name) => resource.attributes.get(name)?.readOnly !== true)) return attributes

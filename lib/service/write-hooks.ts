@@ -20,15 +20,9 @@ export function hookInput (input: ResourceInput): AnyInput {
   return { id: input.id, attributes: { ...input.attributes }, relationships }
 }
 
-const CHECKS = new WeakMap<TSchema, TypeCheck<TSchema>>()
-
-function checkOf (attribute: ResolvedAttribute): TypeCheck<TSchema> {
-  let check = CHECKS.get(attribute.schema)
-  if (check === undefined) {
-    check = TypeCompiler.Compile(attribute.schema)
-    CHECKS.set(attribute.schema, check)
-  }
-  return check
+/** The compiled check of an attribute's schema, kept with its resource. */
+function checkOf (resource: ResolvedResource, attribute: ResolvedAttribute): TypeCheck<TSchema> {
+  return resource.memo.get('attribute-check', attribute.name, () => TypeCompiler.Compile(attribute.schema))
 }
 
 function hookError (resource: ResolvedResource, hook: string, detail: string): Error {
@@ -50,7 +44,7 @@ export function fromHookInput (resource: ResolvedResource, hook: string, sent: R
     if (value === undefined) continue
     const attribute = resource.attributes.get(name)
     if (attribute === undefined || attribute.column === undefined) throw hookError(resource, hook, `set '${name}', which is not a stored attribute`)
-    if (value !== before.attributes[name] && !checkOf(attribute).Check(value)) {
+    if (value !== before.attributes[name] && !checkOf(resource, attribute).Check(value)) {
       throw hookError(resource, hook, `set '${name}' to ${JSON.stringify(value)}, which its schema does not accept`)
     }
     attributes[name] = value

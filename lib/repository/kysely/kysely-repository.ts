@@ -111,17 +111,9 @@ function firstRow (rows: readonly Row[]): Row | undefined {
   return rows[0]
 }
 
-/** The columns a write returns, by the columns asked for (a selection's, or every attribute's: the same arrays each time). */
-const RETURNED = new WeakMap<readonly string[], readonly string[]>()
-
-/** The id column, then `columns` without it and without repeats. */
+/** The id column, then `columns` without it and without repeats: kept with the resource by the columns asked for. */
 function returnedColumns (resource: ResolvedResource, columns: readonly string[]): readonly string[] {
-  let returned = RETURNED.get(columns)
-  if (returned === undefined || returned[0] !== resource.idColumn) {
-    returned = [...new Set([resource.idColumn, ...columns])]
-    RETURNED.set(columns, returned)
-  }
-  return returned
+  return resource.memo.get('returned-columns', columns.join(','), () => Object.freeze([...new Set([resource.idColumn, ...columns])]))
 }
 
 function stringId (value: unknown): string {

@@ -165,17 +165,6 @@ function writeWhere (writer: ShapeWriter, where: FilterNode | undefined, owner: 
   return true
 }
 
-/** The first part of a SELECT's key, by the columns selected (mostly a selection's: the same array each time). */
-const SELECT_PARTS = new WeakMap<readonly string[], { readonly resource: ResolvedResource, readonly part: string }>()
-
-function selectPart (resource: ResolvedResource, columns: readonly string[]): string {
-  const known = SELECT_PARTS.get(columns)
-  if (known !== undefined && known.resource === resource) return known.part
-  const part = `select:${resourceKey(resource)}:${columns.join(',')}`
-  SELECT_PARTS.set(columns, { resource, part })
-  return part
-}
-
 /**
  * The shape of a layer's SELECT (its rows in its order and window), or undefined when it has none: a sort through a
  * relationship (its subquery binds the related type's scope) or a custom operator is compiled each time. A read of
@@ -185,38 +174,27 @@ export function selectShape (layer: QueryLayer): StatementShape | undefined {
   const { resource, where } = layer
   if (where?.kind === 'compare' && where.op === 'eq' && where.attribute === resource.idAttribute && where.value !== null &&
     !Array.isArray(where.value) && layer.sort.length === 0 && layer.page === undefined) {
-    const known = BY_ID_KEYS.get(layer.columns)
-    if (known !== undefined && known.resource === resource) return { key: known.key, values: [where.value] }
-    const shape = writeSelectShape(layer) as StatementShape
-    BY_ID_KEYS.set(layer.columns, { resource, key: shape.key })
-    return shape
+    // The same key for every id: written once per columns and kept with the resource.
+    const key = resource.memo.get(BY_ID_KEYS, layer.columns.join(','), () => (writeSelectShape(layer) as StatementShape).key)
+    return { key, values: [where.value] }
   }
   return writeSelectShape(layer)
 }
 
 /**
- * The keys of the commonest statements, kept per the objects that decide them (a selection's columns, a
- * relationship), so that such a statement looks up the same string each time: the cache's map finds a string it has
- * hashed before without building, flattening and hashing a new one.
+ * The keys of the commonest statements, kept with their resource (see `Memo`) by what decides them besides the values
+ * (the columns, the relationship), so that such a statement looks up the same string each time: the cache's map
+ * finds a string it has hashed before without building, flattening and hashing the whole key again.
  */
-const BY_ID_KEYS = new WeakMap<readonly string[], { readonly resource: ResolvedResource, readonly key: string }>()
-
-interface RelatedKeys {
-  readonly owner: ResolvedResource
-  readonly resource: ResolvedResource
-  readonly columns: readonly string[]
-  /** The key for one owner id, and for several. */
-  one?: string
-  several?: string
-}
-
-const RELATED_KEYS = new WeakMap<ResolvedRelationship, RelatedKeys>()
+const BY_ID_KEYS = 'statement-key:by-id'
+const RELATED_KEYS = 'statement-key:related'
+const INSERT_KEYS = 'statement-key:insert'
 
 function writeSelectShape (layer: QueryLayer): StatementShape | undefined {
   const { resource, page, sort } = layer
   if (sort.some((key) => key.path.length > 0)) return undefined
   const writer = new ShapeWriter()
-  writer.part(selectPart(resource, layer.columns))
+  writer.part(`select:${resourceKey(resource)}:${layer.columns.join(',')}`)
   if (!writeWhere(writer, layer.where, resource)) return undefined
   writer.part(`order:${sort.map((key) => `${key.attribute === resource.idAttribute ? '#' : ''}${key.attribute.column as string}${key.descending ? '-' : '+'}`).join(',')}`)
   if (page !== undefined) {
@@ -243,19 +221,12 @@ export function countShape (layer: QueryLayer, kind: 'count' | 'estimate' = 'cou
  */
 export function relatedShape (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
   if (layer.where !== undefined) return writeRelatedShape(owner, relationship, ownerIds, layer)
-  let kept = RELATED_KEYS.get(relationship)
-  if (kept === undefined || kept.owner !== owner || kept.resource !== layer.resource || kept.columns !== layer.columns) {
-    kept = { owner, resource: layer.resource, columns: layer.columns }
-    RELATED_KEYS.set(relationship, kept)
-  }
   const one = ownerIds.length === 1
-  const key = one ? kept.one : kept.several
+  // The key depends on the relationship, the related type, the columns and whether there is one owner or several.
+  const decides = `${one ? '1' : 'n'}:${relationship.name}:${layer.resource.type}:${layer.columns.join(',')}`
+  const key = owner.memo.get(RELATED_KEYS, decides, () => (writeRelatedShape(owner, relationship, ownerIds, layer) as StatementShape).key)
   // The values `ShapeWriter.anyOf` writes: the id, or a copy of the ids.
-  if (key !== undefined) return { key, values: one ? [ownerIds[0]] : [[...ownerIds]] }
-  const shape = writeRelatedShape(owner, relationship, ownerIds, layer) as StatementShape
-  if (one) kept.one = shape.key
-  else kept.several = shape.key
-  return shape
+  return { key, values: one ? [ownerIds[0]] : [[...ownerIds]] }
 }
 
 function writeRelatedShape (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
@@ -268,34 +239,17 @@ function writeRelatedShape (owner: ResolvedResource, relationship: ResolvedRelat
 /** `?0?1…?n-1`: the key part of `n` values that are all different (see `ShapeWriter.value`). */
 const DISTINCT_VALUES = Array.from({ length: PLACEHOLDERS.length + 1 }, (_, count) => PLACEHOLDERS.slice(0, count).join(''))
 
-/** The key of a resource's last `INSERT` of values that are all different, with its columns (see `insertShape`). */
-interface InsertKey {
-  readonly names: readonly string[]
-  readonly returning: readonly string[]
-  readonly key: string
-}
-
-const LAST_INSERT_KEYS = new WeakMap<ResolvedResource, InsertKey>()
-
-function sameNames (names: readonly string[], others: readonly string[]): boolean {
-  if (names.length !== others.length) return false
-  for (let index = 0; index < names.length; index++) if (names[index] !== others[index]) return false
-  return true
-}
-
 /**
  * The shape of an `INSERT … VALUES … RETURNING` of one row (see `insert`): the key `ShapeWriter` would write, made
  * without one when the values are all different (as a create's nearly always are), since every create makes it. A
- * create of the same columns as its resource's last one takes that create's key, the same string: the cache's map
- * finds it without building, flattening and hashing a new one.
+ * create of columns seen before takes the key kept for them with the resource, the same string: the cache's map finds
+ * it without building, flattening and hashing a new one.
  */
 export function insertShape (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[]): StatementShape {
   const values = names.map((name) => row[name])
   if (values.length < DISTINCT_VALUES.length && allDifferent(values)) {
-    const last = LAST_INSERT_KEYS.get(resource)
-    if (last !== undefined && last.returning === returning && sameNames(last.names, names)) return { key: last.key, values }
-    const key = `\u0001values:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}${DISTINCT_VALUES[values.length]}`
-    LAST_INSERT_KEYS.set(resource, { names: [...names], returning, key })
+    const columns = `${names.join(',')}:${returning.join(',')}`
+    const key = resource.memo.get(INSERT_KEYS, columns, () => `\u0001values:${resourceKey(resource)}:${columns}${DISTINCT_VALUES[values.length]}`)
     return { key, values }
   }
   const writer = new ShapeWriter()

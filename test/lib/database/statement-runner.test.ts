@@ -5,6 +5,7 @@ import { createPostgresDatabase, JsonApiPostgresDialect } from '../../../lib/ind
 import { createEmbeddedDatabase } from '../../../lib/embedded.js'
 import { statementRunnerOf } from '../../../lib/database/statement-runner.js'
 import { KyselyRepository } from '../../../lib/repository/kysely/kysely-repository.js'
+import { Memo } from '../../../lib/schema/memo.js'
 
 // Single statements outside transactions, offered by the adapter of the library's dialect (JsonApiPostgresDialect)
 // and sent through its driver without Kysely's executor: these tests hold that path to what Kysely's executor does.
@@ -144,7 +145,7 @@ t.test('the repository runs its single statements that way on the library\'s dia
     connect (callback: (error: Error | undefined, client: unknown, release: () => void) => void) { callback(undefined, client, () => {}) },
     end: async () => {},
   }
-  const resource = { table: 'users', idColumn: 'id', type: 'user' } as never
+  const resource = { table: 'users', idColumn: 'id', type: 'user', memo: new Memo() } as never
   const layer = { resource, columns: ['name'], where: undefined, sort: [], page: undefined, include: [] } as never
   const dialect = new CountingDialect({ pool: pool as never })
   const repository = new KyselyRepository(new Kysely<any>({ dialect }))

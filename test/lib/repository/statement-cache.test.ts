@@ -13,6 +13,7 @@ import { StatementCache } from '../../../lib/repository/kysely/statement-cache.j
 import { resources } from '../../../examples/app/resources.js'
 import { openCacheApps } from '../../helpers/cache-apps.js'
 import { injectJsonApi } from '../../helpers/test-app.js'
+import { Memo } from '../../../lib/schema/memo.js'
 
 t.test('a shape is learned from a compilation with distinct values, then served without compiling', async (t) => {
   const cache = new StatementCache(2)
@@ -220,7 +221,7 @@ t.test('an estimated count: the plan statement of a shape is compiled once', asy
 
 t.test('insert shapes: values all different share a key, values alike in some places have their own', async (t) => {
   const { insertShape } = await import('../../../lib/repository/kysely/statement-cache.js')
-  const computer = { table: 'computers', idColumn: 'id' } as never
+  const computer = { table: 'computers', idColumn: 'id', type: 'computer', memo: new Memo() } as never
   const names = ['owner_id', 'serial', 'name']
   const returning = ['id', 'serial']
   const shape = (owner: unknown, serial: unknown, name: unknown): { key: string, values: readonly unknown[] } => insertShape(computer, { owner_id: owner, serial, name }, names, returning)
@@ -236,7 +237,7 @@ t.test('insert shapes: values all different share a key, values alike in some pl
   t.equal(shape('1', [1, 2], [1, 3]).key, distinct.key)
   t.not(insertShape(computer, { owner_id: '1', serial: 'A' }, ['owner_id', 'serial'], returning).key, distinct.key, 'other columns: another shape')
   t.not(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id']).key, distinct.key, 'other columns returned: another shape')
-  // A resource's last key is reused for the same columns only: other columns, in another order, other returned columns.
+  // A key kept with the resource is reused for the same columns only: other columns, in another order, other returned columns.
   const reordered = insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, ['serial', 'owner_id', 'name'], returning)
   t.not(reordered.key, distinct.key, 'the same columns in another order: another shape')
   t.same(reordered.values, ['A', '1', 'B'])
@@ -245,7 +246,7 @@ t.test('insert shapes: values all different share a key, values alike in some pl
   t.equal(shape('3', 'E', 'F').key, distinct.key, 'and back to the first columns: the first shape')
   t.not(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id', 'name']).key, distinct.key, 'as many returned columns, one of them another: another shape')
   t.equal(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, [...names], [...returning]).key, distinct.key, 'equal arrays, not the same ones: the same shape')
-  const other = { table: 'laptops', idColumn: 'id' } as never
+  const other = { table: 'laptops', idColumn: 'id', type: 'laptop', memo: new Memo() } as never
   t.not(insertShape(other, { owner_id: '1', serial: 'A', name: 'B' }, names, returning).key, distinct.key, 'another table: another shape')
   t.equal(shape('4', 'G', 'H').key, distinct.key)
   const many = Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`c${index}`, index]))

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { readQuery } from '../../../lib/request/read-query.js'
+import { readQuery, readQuery as readQueryOf } from '../../../lib/request/read-query.js'
 import type { QueryLimits } from '../../../lib/contracts/query-limits.js'
 import { printInclude, printSort, type IncludeNode } from '../../../lib/query/query-tree.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
@@ -178,18 +178,28 @@ t.test('bad queries: a 400 naming the parameter', async (t) => {
   }
 })
 
-t.test('a query string read before gives the same parsing and the same tree; anything else is read again', async (t) => {
+t.test('a query string read before by a registration gives the same parsing and the same tree; anything else is read again', async (t) => {
   const { rawQuery } = await import('../../../lib/request/raw-query.js')
+  const { KeptQueries } = await import('../../../lib/request/raw-query.js')
   const { CursorCodec } = await import('../../../lib/query/cursors.js')
   const request = (url: string) => ({ url }) as unknown as Parameters<typeof rawQuery>[0]
   const user = graph.getResource('user')
   const url = '/users?include=computers&fields[user]=name,computers&page[size]=5'
-  const raw = rawQuery(request(url))
-  t.equal(rawQuery(request(url)), raw, 'the same query string: the same (frozen) parsing')
+  // What a registration keeps (its route context's).
+  const kept = new KeptQueries()
+  const readQuery = (raw: Parameters<typeof readQueryOf>[0], resource: typeof user, graph: Parameters<typeof readQueryOf>[2], limits: typeof LIMITS, collection: boolean, cursors?: Parameters<typeof readQueryOf>[5]) =>
+    readQueryOf(raw, resource, graph, limits, collection, cursors, kept)
+  const raw = rawQuery(request(url), kept)
+  t.equal(rawQuery(request(url), kept), raw, 'the same query string: the same (frozen) parsing')
   t.ok(Object.isFrozen(raw))
-  t.not(rawQuery(request('/users?include=computers')), raw, 'another query string: another parsing')
+  t.same(Object.keys(raw), ['include', 'fields[user]', 'page[size]'], 'its parameters, and nothing else')
+  t.not(rawQuery(request(url)), raw, 'without a registration\'s kept queries: parsed again')
+  t.not(rawQuery(request('/users?include=computers'), kept), raw, 'another query string: another parsing')
   const tree = readQuery(raw, user, graph, LIMITS, true)
-  t.equal(readQuery(rawQuery(request(url)), user, graph, LIMITS, true), tree, 'the same tree')
+  t.equal(readQuery(rawQuery(request(url), kept), user, graph, LIMITS, true), tree, 'the same tree')
+  t.equal(readQuery(rawQuery(request(url)), user, graph, LIMITS, true), tree, 'the same tree for a parsing of the same text')
+  t.not(readQueryOf(raw, user, graph, LIMITS, true, undefined, new KeptQueries()), tree, 'another registration: read again')
+  t.same(readQueryOf(raw, user, graph, LIMITS, true, undefined, new KeptQueries()), tree, 'the same tree as a value')
   t.same(tree.page, { kind: 'page', number: 1, size: 5 })
   t.same([...(tree.fields.get('user') ?? [])], ['name', 'computers'])
   const { selectionOf } = await import('../../../lib/contracts/selection.js')
@@ -199,7 +209,6 @@ t.test('a query string read before gives the same parsing and the same tree; any
   t.not(single, tree, 'a single resource has a tree of its own')
   t.equal(readQuery(raw, user, graph, LIMITS, false), single)
   t.same(single.page, { kind: 'page', number: 1, size: 0 }, 'no page on a single resource')
-  t.not(readQuery(raw, user, graph, { ...LIMITS }, true), tree, 'other limits: read again')
   const plain = { include: 'computers' }
   t.not(readQuery(plain, user, graph, LIMITS, true), readQuery(plain, user, graph, LIMITS, true), 'a parsing that is not shared: read again')
   // A request for the cursor profile reads a cursor page from the same query string, and cursors are checked every time.
@@ -215,5 +224,6 @@ t.test('a query string read before gives the same parsing and the same tree; any
   t.throws(() => readQuery(bad, user, graph, LIMITS, true), { statusCode: 400, errors: [{ source: { parameter: 'include' } }] })
   t.throws(() => readQuery(bad, user, graph, LIMITS, true), { statusCode: 400, errors: [{ source: { parameter: 'include' } }] }, 'an error is not kept')
   const long = `/users?filter[name]=${'x'.repeat(1100)}`
-  t.not(rawQuery(request(long)), rawQuery(request(long)), 'a query string of more than 1,024 characters is not kept')
+  t.not(rawQuery(request(long), kept), rawQuery(request(long), kept), 'a query string of more than 1,024 characters is not kept')
+  t.not(readQuery(rawQuery(request(long), kept), user, graph, LIMITS, true), readQuery(rawQuery(request(long), kept), user, graph, LIMITS, true), 'nor its tree')
 })
