@@ -104,7 +104,10 @@ f", 4 as "}; throw new Error('x'); ({", 5 as "ü ✓", 6 as "constructor", 7 as 
   t.equal(Object.getPrototypeOf(protoRow), Object.prototype, 'the prototype stays')
   t.equal(Object.getOwnPropertyDescriptor(protoRow, '__proto__')?.value, 1, 'an own property named __proto__')
   t.equal(protoRow.b, 2)
-  t.same(Object.keys(protoRow), Object.keys((await pgRows(proto))[0] as object))
+  t.same(Object.keys(protoRow), ['__proto__', 'b'], 'its columns, in order')
+  // pg's own rows agree where pg makes `__proto__` a property too (its older versions set the prototype instead).
+  const pgRow = (await pgRows(proto))[0] as object
+  if (Object.hasOwn(pgRow, '__proto__')) t.same(Object.keys(protoRow), Object.keys(pgRow), 'as pg\'s own rows')
 
   const twice = CompiledQuery.raw('select 1 as a, 2 as a, $1::int as b', [3])
   t.strictSame(await runner(twice), [{ a: 2, b: 3 }], 'a duplicate name keeps its last column')
