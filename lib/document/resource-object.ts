@@ -5,19 +5,6 @@ import { resourceKey, type ResourceRow, type ResultSet } from '../contracts/resu
 import { selectionOf, type Selection } from '../contracts/selection.js'
 import { JsonText, escaped, needsEscape, quote, valueJson } from './json-text.js'
 
-/** A resource identifier object. */
-export interface ResourceIdentifier {
-  readonly type: string
-  readonly id: string
-}
-
-/** A rendered resource object. */
-export interface ResourceObject extends ResourceIdentifier {
-  readonly attributes: Record<string, unknown>
-  readonly relationships?: Record<string, unknown>
-  readonly links: { readonly self: string }
-}
-
 /**
  * Where the writing of a resource object stands, for the text that comes next: right after the id, after a string
  * value whose closing quote is still to be written, or after any other value. Each fragment of a template exists
@@ -130,11 +117,6 @@ function linkageJson (entry: RelationshipEntry, ids: readonly string[]): string 
 }
 
 /**
- * Renders resource objects for one request, reusing each type's selection. Resource objects are written straight to
- * JSON text ({@link ResourceWriter.json}), through a template per type and fieldset: the same text as
- * `JSON.stringify` of the object ({@link ResourceWriter.write}), member for member.
- */
-/**
  * How much text a document may hold (the `maxDocumentLength` option): a writer counts the characters of the resource
  * objects it writes, and past `maxLength` throws what `tooLarge` makes, so that no document grows past the bound.
  */
@@ -143,6 +125,12 @@ export interface DocumentBudget {
   readonly tooLarge: () => Error
 }
 
+/**
+ * Renders resource objects for one request, reusing each type's selection. Resource objects are written straight to
+ * JSON text ({@link ResourceWriter.json}), through a template per type and fieldset: the same text as
+ * `JSON.stringify` of the resource object built as an object, member for member (the property tests compare it with
+ * such an object, built by their oracle in `test/helpers/`).
+ */
 export class ResourceWriter {
   readonly #baseUrl: string
   /** The base URL inside a JSON string. */
@@ -197,19 +185,12 @@ export class ResourceWriter {
   }
 
   /**
-   * The JSON text of a row's resource object (see {@link ResourceWriter.write}), with `meta` last when given.
+   * The JSON text of a row's resource object, with `meta` last when given.
    */
   json (item: ResourceRow, meta?: unknown): JsonText {
     const json = this.#append('', item, meta)
     this.#spend(json.length)
     return new JsonText(json)
-  }
-
-  /** The JSON text of a row's resource object, as a string. */
-  text (item: ResourceRow): string {
-    const json = this.#append('', item)
-    this.#spend(json.length)
-    return json
   }
 
   /** The JSON text of an array of rows' resource objects. */
@@ -263,35 +244,5 @@ export class ResourceWriter {
     json += '}'
     if (meta !== undefined) json += `,"meta":${JSON.stringify(meta)}`
     return `${json}}`
-  }
-
-  /** The resource object of a row: attributes of the fieldset, relationship links, linkage where included. */
-  write ({ resource, id, row }: ResourceRow): ResourceObject {
-    const selection = this.#selection(resource)
-    const attributes: Record<string, unknown> = {}
-    for (const name of selection.attributes) {
-      const attribute = resource.attributes.get(name)
-      if (attribute === undefined) continue
-      attributes[name] = this.#value(attribute, row)
-    }
-    const self = this.selfLink(resource, id)
-    const linkage = this.#result.linkage.get(resourceKey(resource.type, id))
-    const object: { -readonly [K in keyof ResourceObject]: ResourceObject[K] } = { type: resource.type, id, attributes, links: { self } }
-    if (selection.relationships.length > 0) {
-      const relationships: Record<string, unknown> = {}
-      for (const relationship of selection.relationships) {
-        const entry: Record<string, unknown> = {
-          links: { self: `${self}/relationships/${relationship.name}`, related: `${self}/${relationship.name}` },
-        }
-        const ids = linkage?.get(relationship.name)
-        if (ids !== undefined) {
-          const target = relationship.targetType
-          entry.data = relationship.toMany ? ids.map((relatedId) => ({ type: target, id: relatedId })) : ids.length === 0 ? null : { type: target, id: ids[0] }
-        }
-        relationships[relationship.name] = entry
-      }
-      object.relationships = relationships
-    }
-    return object
   }
 }

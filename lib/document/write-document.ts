@@ -2,7 +2,7 @@ import type { QueryTree } from '../query/query-tree.js'
 import type { CursorCodec } from '../query/cursors.js'
 import { countMeta, type CursorResult, type ResultSet } from '../contracts/result-set.js'
 import { ResourceWriter, type DocumentBudget } from './resource-object.js'
-import { quote } from './json-text.js'
+import { documentJson } from './json-text.js'
 import { cursorPaginationLinks, paginationLinks } from './pagination-links.js'
 import type { RequestLocation } from '../contracts/request-location.js'
 
@@ -15,23 +15,27 @@ export interface DocumentText {
   readonly self: string
 }
 
-/** `"jsonapi":{"version":"1.0"}`: the `jsonapi` member ({@link JSONAPI_OBJECT}) as text. */
-const JSONAPI_MEMBER = `"jsonapi":${JSON.stringify(JSONAPI_OBJECT)}`
-
 /**
- * A single-resource document as JSON text: `data` (or `null`), `links.self` — the resource's own URL, or the
- * request's for a related resource (`/users/1/bio`) — `jsonapi`, and `included` when anything was included. The text
- * is written straight, member by member, as `JSON.stringify` of the document object would write it (the same members
- * in the same order): a route sends it as it is, and `If-Match` compares the tag of the same text.
+ * A single-resource document: `data` (or `null`), `links.self` — the resource's own URL, or the request's for a
+ * related resource (`/users/1/bio`) — `jsonapi`, and `included` when anything was included; the resource objects
+ * already written as text (`JsonText`), as in every document.
  */
-export function singleDocumentText (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget): DocumentText {
+export function singleDocument (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget): { readonly document: Record<string, unknown>, readonly self: string } {
   const writer = new ResourceWriter(location.baseUrl, query, result, budget)
   const primary = result.primary[0]
   const self = related || primary === undefined ? `${location.baseUrl}${location.path}` : writer.selfLink(primary.resource, primary.id)
-  let text = primary === undefined ? '{"data":null' : `{"data":${writer.text(primary)}`
-  text += `,"links":{"self":${quote(self)}},${JSONAPI_MEMBER}`
-  if (result.included.length > 0) text += `,"included":${writer.array(result.included).json}`
-  return { text: `${text}}`, self }
+  const document: Record<string, unknown> = { data: primary === undefined ? null : writer.json(primary), links: { self }, jsonapi: JSONAPI_OBJECT }
+  if (result.included.length > 0) document.included = writer.array(result.included)
+  return { document, self }
+}
+
+/**
+ * {@link singleDocument} written by the one writer, `documentJson`: what a route sends as it is, and what `If-Match`
+ * compares the tag of.
+ */
+export function singleDocumentText (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget): DocumentText {
+  const { document, self } = singleDocument(result, query, location, related, budget)
+  return { text: documentJson(document), self }
 }
 
 /**

@@ -4,9 +4,7 @@ import type { ResolvedResource } from '../schema/resolved.js'
 import type { FilterNode } from '../schema/filter-nodes.js'
 import type { QueryTree } from '../query/query-tree.js'
 import type { ResourceService } from '../service/resource-service.js'
-import { ResourceWriter } from '../document/resource-object.js'
-import { paginationLinks } from '../document/pagination-links.js'
-import { JSONAPI_OBJECT } from '../document/write-document.js'
+import { StreamedCollectionWriter } from '../document/stream-document.js'
 import type { RequestLocation } from '../contracts/request-location.js'
 import { JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
 import { documentHeaders } from './send-document.js'
@@ -79,40 +77,29 @@ export async function sendCollectionStream (
     })
   }
 
+  const document = new StreamedCollectionWriter(query, location)
   let count: number | undefined
   let tally = false
-  let rows = 0
-  let included = 0
   let started!: () => void
   const start = new Promise<void>((resolve) => { started = resolve })
   const done = service.stream(resource, query, {
     async start (total, counting) {
       count = total
       tally = counting === true
-      out.write('{"data":[')
+      out.write(document.head())
       started()
     },
     async data (batch) {
-      const writer = new ResourceWriter(location.baseUrl, query, batch)
-      const objects = batch.primary.map((item) => writer.json(item).json).join(',')
-      await write(rows === 0 ? objects : `,${objects}`)
-      rows += batch.primary.length
+      await write(document.data(batch))
     },
     async included (batch, items) {
-      const writer = new ResourceWriter(location.baseUrl, query, batch)
-      const objects = items.map((item) => writer.json(item).json).join(',')
-      await write(included === 0 ? `],"included":[${objects}` : `,${objects}`)
-      included += items.length
+      await write(document.included(batch, items))
     },
   }, extra)
   // Before the first byte, a failure is an ordinary error (thrown to the error handler).
   await Promise.race([start, done])
   done.then(() => {
-    if (tally) count = rows
-    const tail: Record<string, unknown> = { links: paginationLinks(location, query.page, { count }) }
-    if (count !== undefined) tail.meta = { count }
-    tail.jsonapi = JSONAPI_OBJECT
-    out.end(`]${JSON.stringify(tail).replace(/^\{/, ',')}`)
+    out.end(document.tail(tally ? document.rows : count))
   }, (error: unknown) => {
     if (error instanceof ClientTooSlow) request.log.warn({ err: error }, 'fastify-jsonapi: a streamed collection was cut off: its client stopped reading')
     else if (!(error instanceof ClientGone)) request.log.error({ err: error }, 'fastify-jsonapi: a streamed collection failed after its first byte')
