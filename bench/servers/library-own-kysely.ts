@@ -8,17 +8,10 @@ import pg from 'pg'
 import { Kysely } from 'kysely'
 import { JsonApiPostgresDialect } from '../../lib/index.js'
 import { buildApp } from '../../examples/app/app.js'
-import { POOL_SIZE, benchDatabaseUrl, serve } from './serve.js'
+import { POOL_SIZE, benchDatabaseUrl, serveBuilt } from './serve.js'
 
 const pool = new pg.Pool({ connectionString: benchDatabaseUrl(), max: POOL_SIZE })
 pool.on('error', () => {})
 const db = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool }) })
 const close = (): Promise<void> => db.destroy()
-try {
-  const app = await buildApp({ db, logger: false })
-  await serve(app, close)
-} catch (error) {
-  console.error(error)
-  await close().catch(() => {})
-  process.exit(1)
-}
+await serveBuilt(() => buildApp({ db, logger: false }), close)

@@ -14,7 +14,7 @@ import Fastify from 'fastify'
 import { jsonApi, type AnyResourceDeclaration } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
 import { openLibraryDatabase } from './library-database.js'
-import { serve } from './serve.js'
+import { serveBuilt } from './serve.js'
 
 interface BenchContext { readonly hidden: string }
 type Scope = NonNullable<AnyResourceDeclaration['hooks']>['scope']
@@ -35,12 +35,8 @@ const scoped = resources.map((resource: AnyResourceDeclaration) => {
 })
 
 const { db, close } = await openLibraryDatabase()
-try {
+await serveBuilt(async () => {
   const app = Fastify({ logger: false })
   await app.register(jsonApi, { db, resources: scoped, context: () => ({ hidden: 'hidden' }) })
-  await serve(app, close)
-} catch (error) {
-  console.error(error)
-  await close().catch(() => {})
-  process.exit(1)
-}
+  return app
+}, close)

@@ -4,14 +4,7 @@
  */
 import { buildApp } from '../../examples/app/app.js'
 import { openLibraryDatabase } from './library-database.js'
-import { serve } from './serve.js'
+import { serveBuilt } from './serve.js'
 
 const { db, close } = await openLibraryDatabase()
-try {
-  const app = await buildApp({ db, logger: false })
-  await serve(app, close)
-} catch (error) {
-  console.error(error)
-  await close().catch(() => {})
-  process.exit(1)
-}
+await serveBuilt(() => buildApp({ db, logger: false }), close)

@@ -69,3 +69,17 @@ export async function serve (app: FastifyInstance, close: () => Promise<unknown>
   if (address === null || typeof address === 'string') throw new Error('the server has no TCP address')
   process.stdout.write(`${JSON.stringify({ port: address.port })}\n`)
 }
+
+/**
+ * Builds a server's app on its database and serves it (see {@link serve}); a failure to build or listen is printed,
+ * the database closed, and the process exits with 1.
+ */
+export async function serveBuilt (build: () => Promise<FastifyInstance>, close: () => Promise<unknown>): Promise<void> {
+  try {
+    await serve(await build(), close)
+  } catch (error) {
+    console.error(error)
+    await close().catch(() => {})
+    process.exit(1)
+  }
+}

@@ -11,14 +11,12 @@
 // step through `npm run test:package`, on the machine's Node.js and on other majors (the `node` first on PATH runs
 // npm, this test and the scratch app alike). FJA_EXPECT_NODE_MAJOR (`22`) makes it fail unless all of them run on
 // that major, so that a PATH mistake cannot test the wrong Node.js.
-import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, readdir, rm, writeFile, mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, normalize, resolve } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
+import { sh } from '../helpers/shell.js'
 
-const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '../..')
 const tarball = (directory: string) => join(directory, 'fastify-jsonapi-0.1.0.tgz')
 
@@ -26,23 +24,6 @@ const tarball = (directory: string) => join(directory, 'fastify-jsonapi-0.1.0.tg
 const expectedNodeMajor = process.env.FJA_EXPECT_NODE_MAJOR || undefined
 const majorOf = (version: string) => version.replace(/^v/, '').split('.')[0]
 const nodeMajor = expectedNodeMajor ?? majorOf(process.version)
-
-// The scratch app runs as a user's would: without tap's loaders (NODE_OPTIONS) and settings.
-const cleanEnvironment = Object.fromEntries(Object.entries({ ...process.env, npm_config_loglevel: 'error' })
-  .filter(([name]) => name !== 'NODE_OPTIONS' && !name.startsWith('TAP') && !name.startsWith('_TAP')))
-
-interface Result { readonly code: number, readonly output: string }
-
-async function sh (command: string, cwd: string): Promise<Result> {
-  try {
-    // tap's process-info hook adds its loaders to the NODE_OPTIONS of every child process: drop them in the shell
-    const { stdout, stderr } = await run('bash', ['-c', `unset NODE_OPTIONS; ${command}`], { cwd, maxBuffer: 64 * 1024 * 1024, env: cleanEnvironment })
-    return { code: 0, output: stdout + stderr }
-  } catch (error) {
-    const failure = error as { code?: number, stdout?: string, stderr?: string }
-    return { code: typeof failure.code === 'number' ? failure.code : 1, output: `${failure.stdout ?? ''}${failure.stderr ?? ''}` }
-  }
-}
 
 /** The README's "Install" section (its subsections included). */
 async function installSection (): Promise<string> {

@@ -5,31 +5,13 @@
 //
 // Not part of `npm test` (it installs from the npm registry): `.ci/run` runs it as its own step through
 // `npm run test:pg`. FJA_PG_VERSIONS (`8.11.0 8.23.1`) names other versions; DATABASE_URL, when set, is passed on.
-import { execFile } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
+import { sh } from '../helpers/shell.js'
 
-const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '../..')
-
-// The children run as a user's would: without tap's loaders (NODE_OPTIONS) and settings.
-const cleanEnvironment = Object.fromEntries(Object.entries({ ...process.env, npm_config_loglevel: 'error' })
-  .filter(([name]) => name !== 'NODE_OPTIONS' && !name.startsWith('TAP') && !name.startsWith('_TAP')))
-
-interface Result { readonly code: number, readonly output: string }
-
-async function sh (command: string, cwd: string): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run('bash', ['-c', `unset NODE_OPTIONS; ${command}`], { cwd, maxBuffer: 64 * 1024 * 1024, env: cleanEnvironment })
-    return { code: 0, output: stdout + stderr }
-  } catch (error) {
-    const failure = error as { code?: number, stdout?: string, stderr?: string }
-    return { code: typeof failure.code === 'number' ? failure.code : 1, output: `${failure.stdout ?? ''}${failure.stderr ?? ''}` }
-  }
-}
 
 /** The oldest and the newest `pg` that the peer range `>=A <B` admits, as the npm registry lists them. */
 async function versionsOfPeerRange (): Promise<string[]> {
