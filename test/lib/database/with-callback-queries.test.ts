@@ -100,7 +100,9 @@ t.test('on PostgreSQL, Kysely runs statements through it, and a failed one rejec
 t.test('createPostgresDatabase builds its pool on it', { skip: url === undefined || url === '' ? 'needs DATABASE_URL' : false }, async (t) => {
   const database = await createPostgresDatabase({ connectionString: url, pool: { max: 1 } })
   t.teardown(database.close)
-  t.equal((database.pool as unknown as { Client: unknown }).Client, withCallbackQueries(pg.Client))
+  const Client = (database.pool as unknown as { Client: typeof pg.Client }).Client
+  t.equal(withCallbackQueries(Client), Client, 'a class withCallbackQueries made')
+  t.ok(Client.prototype instanceof pg.Client, 'of pg.Client')
   const { rows } = await sql<{ n: number }>`select 1 as n`.execute(database.db)
   t.same(rows, [{ n: 1 }])
 })
