@@ -20,7 +20,7 @@ export interface DocumentText {
  * related resource (`/users/1/bio`) — `jsonapi`, and `included` when anything was included; the resource objects
  * already written as text (`JsonText`), as in every document.
  */
-export function singleDocument (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget): { readonly document: Record<string, unknown>, readonly self: string } {
+function singleDocument (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget): { readonly document: Record<string, unknown>, readonly self: string } {
   const writer = new ResourceWriter(location.baseUrl, query, result, budget)
   const primary = result.primary[0]
   const self = related || primary === undefined ? `${location.baseUrl}${location.path}` : writer.selfLink(primary.resource, primary.id)
