@@ -1,6 +1,8 @@
-import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
-import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type { CompareNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../schema/filter-nodes.js'
+import { expressionBuilder, sql, type ComparisonOperator, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
+import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
+import type { CompareNode, CustomNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../schema/filter-nodes.js'
+import type { RequiredRow } from '../../contracts/repository.js'
+import type { SortNode } from '../../query/query-tree.js'
 
 /**
  * How many characters of a value `match` searches. PostgreSQL refuses to build a \`tsvector\` over 1 MB (SQLSTATE
@@ -43,9 +45,6 @@ export function columnOf (alias: string, name: string): string {
   return alias === '' ? name : `${alias}.${name}`
 }
 
-function column (alias: string, attribute: ResolvedAttribute): Expression<any> {
-  return sql.ref(columnOf(alias, attribute.column as string))
-}
 
 /**
  * Whether a filter compiles to conditions on its row's own columns alone: no subquery (`EXISTS`, a relationship
@@ -76,141 +75,260 @@ export function selfContained (node: FilterNode | undefined): boolean {
   }
 }
 
+/** The alias of the resource's own table in a statement that names other tables (subqueries, joins). */
+export const ROOT = 'r0'
+
+/**
+ * The alias of a read's own table: none (`''`, its columns unqualified) when its conditions and its order name no
+ * other table (see `selfContained`), else {@link ROOT}.
+ */
+export function rootOf (where: FilterNode | undefined, sort: readonly SortNode[] = []): string {
+  return selfContained(where) && sort.every((key) => key.path.length === 0) ? '' : ROOT
+}
+
 /** `= $1` for one id, `= any($1)` for several. */
 export function anyOf (values: readonly string[]): RawBuilder<unknown> {
   return values.length === 1 ? sql`${values[0]}` : sql`any(${sql.val([...values])})`
 }
 
-/** One compilation: the builder, the resource and its alias, and the statement's alias counter. */
-interface Scope {
-  readonly eb: Builder
+/**
+ * What a filter is written into: Kysely expressions ({@link compileFilter}) or the key of a statement's shape (see
+ * `statement-cache.ts`). {@link writeFilter} walks the tree once for both and makes every decision of the text there,
+ * in the arguments it passes (a column as the text that names it, an operator, a table and its alias, how many
+ * conditions): an output turns those arguments into SQL, or into key parts, and does nothing else. So two trees
+ * that give the same key give the same SQL text, and the values, bound in the order the walker passes them, are the
+ * statement's parameters in order.
+ */
+export interface FilterOutput<E> {
+  /** `column operator $n`: one value, bound. */
+  compare: (column: string, operator: string, value: unknown) => E
+  /** `column is null`, or `is not null` when `negated`. */
+  isNull: (column: string, negated: boolean) => E
+  /** `column operator other`: two columns. */
+  columns: (column: string, operator: string, other: string) => E
+  /** `column between $n and $n+1`. */
+  between: (column: string, low: unknown, high: unknown) => E
+  /** `column = any($n)`, or `column <> all($n)` when `negated`: the values bound as one array. */
+  list: (column: string, negated: boolean, values: readonly unknown[]) => E
+  /** A full-text match of `column` against a web search query (`$n`). */
+  match: (column: string, query: unknown) => E
+  /** `true` or `false`. */
+  literal: (value: boolean) => E
+  /** All of `items`, at least one. */
+  and: (items: readonly E[]) => E
+  /** Any of `items`, at least one. */
+  or: (items: readonly E[]) => E
+  not: (item: E) => E
+  /** `exists (select 1 from <scan>)`. */
+  exists: (scan: Scan<E>) => E
+  /** An application's operator on `column`: whatever SQL it writes. */
+  custom: (node: CustomNode, column: string) => E
+}
+
+/** The rows of an `EXISTS`: `table as alias`, joined to a second table when `join` says, within `where` (all). */
+export interface Scan<E> {
+  readonly table: string
+  readonly alias: string
+  /** `inner join table as alias on left = right`. */
+  readonly join?: { readonly table: string, readonly alias: string, readonly left: string, readonly right: string }
+  readonly where: readonly E[]
+}
+
+/** One walk: the output, the resource and its alias, and the statement's alias counter. */
+interface Walk<E> {
+  readonly output: FilterOutput<E>
   readonly owner: ResolvedResource
   readonly alias: string
   readonly aliases: AliasCounter
 }
 
-function compileCompare ({ eb, alias }: Scope, node: CompareNode): Compiled {
-  const ref = column(alias, node.attribute)
+/** `= $n` for one id, `= any($n)` for several (a copy of the ids, as one array). */
+function idIn<E> (output: FilterOutput<E>, column: string, ids: readonly string[]): E {
+  return ids.length === 1 ? output.compare(column, '=', ids[0]) : output.list(column, false, [...ids])
+}
+
+function writeCompare<E> ({ output, alias }: Walk<E>, node: CompareNode): E {
+  const column = columnOf(alias, node.attribute.column as string)
   const value = node.value
   switch (node.op) {
     case 'eq':
     case 'ne':
-      if (value === null) return eb(ref, node.op === 'eq' ? 'is' : 'is not', null)
-      return eb(ref, COMPARISONS[node.op], value)
+      if (value === null) return output.isNull(column, node.op === 'ne')
+      return output.compare(column, COMPARISONS[node.op], value)
     case 'gt':
     case 'ge':
     case 'lt':
     case 'le':
-      return eb(ref, COMPARISONS[node.op], value)
+      return output.compare(column, COMPARISONS[node.op], value)
     case 'between': {
       const [low, high] = value as [unknown, unknown]
-      return eb.between(ref, low, high)
+      return output.between(column, low, high)
     }
     case 'in_':
     case 'notin_': {
       const values = value as unknown[]
-      if (values.length === 0) return sql<boolean>`${sql.lit(node.op === 'notin_')}`
-      return node.op === 'in_' ? eb(ref, '=', sql`any(${sql.val(values)})`) : eb(ref, '<>', sql`all(${sql.val(values)})`)
+      if (values.length === 0) return output.literal(node.op === 'notin_')
+      return output.list(column, node.op === 'notin_', values)
     }
     case 'is_':
-      return eb(ref, 'is', null)
+      return output.isNull(column, false)
     case 'isnot':
-      return eb(ref, 'is not', null)
+      return output.isNull(column, true)
     case 'like':
     case 'notlike':
     case 'ilike':
     case 'notilike':
-      return eb(ref, LIKES[node.op], value as string)
+      return output.compare(column, LIKES[node.op], value)
     case 'startswith':
-      return eb(ref, 'like', `${escapeLike(value as string)}%`)
+      return output.compare(column, 'like', `${escapeLike(value as string)}%`)
     case 'endswith':
-      return eb(ref, 'like', `%${escapeLike(value as string)}`)
+      return output.compare(column, 'like', `%${escapeLike(value as string)}`)
     case 'match':
-      return sql<boolean>`to_tsvector('simple', left(${ref}, ${sql.lit(MATCH_TEXT_LENGTH)})) @@ websearch_to_tsquery('simple', ${value as string})`
+      return output.match(column, value)
   }
 }
 
-/** The condition linking the related table (alias `inner`) to its owner (alias `outer`), and the tables to scan. */
-function relatedScan (eb: Builder, relationship: ResolvedRelationship, owner: ResolvedResource, target: ResolvedResource, outer: string, inner: string, aliases: AliasCounter) {
+/** The rows related to the row `outer` of `owner` (aliased `inner`), linked to it. */
+function relatedScan<E> (output: FilterOutput<E>, relationship: ResolvedRelationship, owner: ResolvedResource, target: ResolvedResource, outer: string, inner: string, aliases: AliasCounter): Scan<E> {
   const storage = relationship.storage
   if (storage.kind === 'foreign-key') {
-    return eb.selectFrom(`${target.table} as ${inner}`)
-      .where(sql.ref(`${inner}.${target.idColumn}`), '=', sql.ref(`${outer}.${storage.column}`))
+    return { table: target.table, alias: inner, where: [output.columns(`${inner}.${target.idColumn}`, '=', `${outer}.${storage.column}`)] }
   }
   if (storage.kind === 'inverse') {
-    return eb.selectFrom(`${target.table} as ${inner}`)
-      .where(sql.ref(`${inner}.${storage.column}`), '=', sql.ref(`${outer}.${owner.idColumn}`))
+    return { table: target.table, alias: inner, where: [output.columns(`${inner}.${storage.column}`, '=', `${outer}.${owner.idColumn}`)] }
   }
   const join = aliases.take()
-  return eb.selectFrom(`${storage.table} as ${join}`)
-    .innerJoin(`${target.table} as ${inner}`, `${inner}.${target.idColumn}`, `${join}.${storage.targetKey}`)
-    .where(sql.ref(`${join}.${storage.sourceKey}`), '=', sql.ref(`${outer}.${owner.idColumn}`))
+  return {
+    table: storage.table,
+    alias: join,
+    join: { table: target.table, alias: inner, left: `${inner}.${target.idColumn}`, right: `${join}.${storage.targetKey}` },
+    where: [output.columns(`${join}.${storage.sourceKey}`, '=', `${outer}.${owner.idColumn}`)],
+  }
 }
 
 /** The row's relationship links to one of the ids (to none when `null`), by linkage alone. */
-function compileReferences ({ eb, owner, alias, aliases }: Scope, node: ReferencesNode): Compiled {
+function writeReferences<E> ({ output, owner, alias, aliases }: Walk<E>, node: ReferencesNode): E {
   const { storage } = node.relationship
-  if (node.ids !== null && node.ids.length === 0) return sql<boolean>`false`
+  if (node.ids !== null && node.ids.length === 0) return output.literal(false)
   if (storage.kind === 'foreign-key') {
-    const ref = sql.ref(columnOf(alias, storage.column))
-    return node.ids === null ? eb(ref, 'is', null) : eb(ref, '=', anyOf(node.ids))
+    const column = columnOf(alias, storage.column)
+    return node.ids === null ? output.isNull(column, false) : idIn(output, column, node.ids)
   }
   const other = aliases.take()
   const [table, ownerKey, targetKey] = storage.kind === 'inverse'
     ? [node.target.table, storage.column, node.target.idColumn]
     : [storage.table, storage.sourceKey, storage.targetKey]
-  let scan = eb.selectFrom(`${table} as ${other}`)
-    .select(sql.lit(1).as('one'))
-    .where(sql.ref(`${other}.${ownerKey}`), '=', sql.ref(`${alias}.${owner.idColumn}`))
-  if (node.ids !== null) scan = scan.where(sql.ref(`${other}.${targetKey}`), '=', anyOf(node.ids))
-  return node.ids === null ? eb.not(eb.exists(scan)) : eb.exists(scan)
+  const link = output.columns(`${other}.${ownerKey}`, '=', `${alias}.${owner.idColumn}`)
+  if (node.ids === null) return output.not(output.exists({ table, alias: other, where: [link] }))
+  return output.exists({ table, alias: other, where: [link, idIn(output, `${other}.${targetKey}`, node.ids)] })
 }
 
-/** The compilers of every node kind, built once: a new kind does not compile until it has one. */
-const COMPILERS: { readonly [K in FilterNodeKind]: (scope: Scope, node: Extract<FilterNode, { kind: K }>) => Compiled } = {
-  compare: compileCompare,
-  'field-compare': ({ eb, alias }, node) => eb(column(alias, node.attribute), COMPARISONS[node.op], column(alias, node.other)),
-  custom: ({ eb, alias }, node) => node.operator.apply({ column: column(alias, node.attribute), value: node.value, eb }),
-  and: (scope, node) => node.items.length === 0 ? sql<boolean>`true` : scope.eb.and(node.items.map((child) => compileNode(scope, child))),
-  or: (scope, node) => node.items.length === 0 ? sql<boolean>`false` : scope.eb.or(node.items.map((child) => compileNode(scope, child))),
-  not: (scope, node) => scope.eb.not(compileNode(scope, node.item)),
-  constant: (_scope, node) => node.value ? sql<boolean>`true` : sql<boolean>`false`,
-  references: compileReferences,
-  exists: ({ eb, owner, alias, aliases }, node) => {
+/** The walkers of every node kind, built once: a new kind is not written until it has one. */
+const WRITERS: { readonly [K in FilterNodeKind]: (walk: Walk<any>, node: Extract<FilterNode, { kind: K }>) => unknown } = {
+  compare: writeCompare,
+  'field-compare': ({ output, alias }, node) =>
+    output.columns(columnOf(alias, node.attribute.column as string), COMPARISONS[node.op], columnOf(alias, node.other.column as string)),
+  custom: ({ output, alias }, node) => output.custom(node, columnOf(alias, node.attribute.column as string)),
+  and: (walk, node) => node.items.length === 0 ? walk.output.literal(true) : walk.output.and(node.items.map((child) => writeNode(walk, child))),
+  or: (walk, node) => node.items.length === 0 ? walk.output.literal(false) : walk.output.or(node.items.map((child) => writeNode(walk, child))),
+  not: (walk, node) => walk.output.not(writeNode(walk, node.item)),
+  constant: ({ output }, node) => output.literal(node.value),
+  references: writeReferences,
+  exists: ({ output, owner, alias, aliases }, node) => {
     const inner = aliases.take()
-    let scan = relatedScan(eb, node.relationship, owner, node.target, alias, inner, aliases)
+    const scan = relatedScan(output, node.relationship, owner, node.target, alias, inner, aliases)
     const where = node.where
-    if (where !== undefined) scan = scan.where(compileNode({ eb, owner: node.target, alias: inner, aliases }, where))
-    return eb.exists(scan.select(sql.lit(1).as('one')))
+    if (where === undefined) return output.exists(scan)
+    return output.exists({ ...scan, where: [...scan.where, writeNode({ output, owner: node.target, alias: inner, aliases }, where)] })
   },
-  'linked-to': ({ eb, owner, alias, aliases }, node) => {
+  'linked-to': ({ output, owner, alias, aliases }, node) => {
     const storage = node.relationship.storage
-    if (storage.kind === 'inverse') return eb(sql.ref(columnOf(alias, storage.column)), '=', node.ownerId)
+    if (storage.kind === 'inverse') return output.compare(columnOf(alias, storage.column), '=', node.ownerId)
     const other = aliases.take()
     if (storage.kind === 'join') {
-      return eb.exists(eb.selectFrom(`${storage.table} as ${other}`)
-        .select(sql.lit(1).as('one'))
-        .where(sql.ref(`${other}.${storage.targetKey}`), '=', sql.ref(`${alias}.${owner.idColumn}`))
-        .where(sql.ref(`${other}.${storage.sourceKey}`), '=', node.ownerId))
+      return output.exists({
+        table: storage.table,
+        alias: other,
+        where: [
+          output.columns(`${other}.${storage.targetKey}`, '=', `${alias}.${owner.idColumn}`),
+          output.compare(`${other}.${storage.sourceKey}`, '=', node.ownerId),
+        ],
+      })
     }
-    return eb.exists(eb.selectFrom(`${node.owner.table} as ${other}`)
-      .select(sql.lit(1).as('one'))
-      .where(sql.ref(`${other}.${storage.column}`), '=', sql.ref(`${alias}.${owner.idColumn}`))
-      .where(sql.ref(`${other}.${node.owner.idColumn}`), '=', node.ownerId))
+    return output.exists({
+      table: node.owner.table,
+      alias: other,
+      where: [
+        output.columns(`${other}.${storage.column}`, '=', `${alias}.${owner.idColumn}`),
+        output.compare(`${other}.${node.owner.idColumn}`, '=', node.ownerId),
+      ],
+    })
   },
 }
 
-function compileNode (scope: Scope, node: FilterNode): Compiled {
-  return (COMPILERS[node.kind] as (scope: Scope, node: FilterNode) => Compiled)(scope, node)
+function writeNode<E> (walk: Walk<E>, node: FilterNode): E {
+  return (WRITERS[node.kind] as (walk: Walk<E>, node: FilterNode) => E)(walk, node)
+}
+
+/**
+ * Writes a filter tree over the resource aliased `alias` (`''`: the statement's only table, for a
+ * {@link selfContained} filter) into `output`. Relationship filters become `EXISTS` scans with aliases of their own,
+ * taken from `aliases`; every value is bound.
+ */
+export function writeFilter<E> (output: FilterOutput<E>, node: FilterNode, owner: ResolvedResource, alias: string, aliases: AliasCounter): E {
+  // A subquery's reference to its owner row must be qualified: unqualified, it could name the subquery's own table.
+  if (alias === '' && !selfContained(node)) throw new Error('fastify-jsonapi: a filter with subqueries needs its table aliased')
+  return writeNode({ output, owner, alias, aliases }, node)
+}
+
+/** Every required row exists, within its scope: one `EXISTS` scan each, with aliases from `aliases`. */
+export function writeRequired<E> (output: FilterOutput<E>, requires: readonly RequiredRow[], aliases: AliasCounter): E {
+  return output.and(requires.map(({ resource, id, scope }) => {
+    const alias = aliases.take()
+    const byId = output.compare(`${alias}.${resource.idColumn}`, '=', id)
+    return output.exists({
+      table: resource.table,
+      alias,
+      where: scope === undefined ? [byId] : [byId, writeFilter(output, scope, resource, alias, aliases)],
+    })
+  }))
+}
+
+/** The Kysely expressions of a filter: the output of {@link compileFilter}. */
+const EXPRESSIONS: FilterOutput<Compiled> = {
+  compare: (column, operator, value) => EB(sql.ref(column), operator as ComparisonOperator, sql.val(value)),
+  isNull: (column, negated) => EB(sql.ref(column), negated ? 'is not' : 'is', null),
+  columns: (column, operator, other) => EB(sql.ref(column), operator as ComparisonOperator, sql.ref(other)),
+  between: (column, low, high) => EB.between(sql.ref(column), low, high),
+  list: (column, negated, values) => negated
+    ? EB(sql.ref(column), '<>', sql`all(${sql.val(values)})`)
+    : EB(sql.ref(column), '=', sql`any(${sql.val(values)})`),
+  match: (column, query) =>
+    sql<boolean>`to_tsvector('simple', left(${sql.ref(column)}, ${sql.lit(MATCH_TEXT_LENGTH)})) @@ websearch_to_tsquery('simple', ${query})`,
+  literal: (value) => value ? sql<boolean>`true` : sql<boolean>`false`,
+  and: (items) => EB.and(items as Compiled[]),
+  or: (items) => EB.or(items as Compiled[]),
+  not: (item) => EB.not(item),
+  exists: (scan) => {
+    let query = EB.selectFrom(`${scan.table} as ${scan.alias}`)
+    const join = scan.join
+    if (join !== undefined) query = query.innerJoin(`${join.table} as ${join.alias}`, join.left, join.right)
+    let selected = query.select(sql.lit(1).as('one'))
+    for (const condition of scan.where) selected = selected.where(condition)
+    return EB.exists(selected)
+  },
+  custom: (node, column) => node.operator.apply({ column: sql.ref(column), value: node.value, eb: EB }),
 }
 
 /**
  * Compiles a filter tree into a boolean expression over the resource aliased `alias` (`''`: the statement's only
- * table, for a {@link selfContained} filter), for `where(expression)`. Relationship filters become `EXISTS`
- * subqueries with aliases of their own; every value is a bound parameter.
+ * table, for a {@link selfContained} filter), for `where(expression)` (see {@link writeFilter}).
  */
 export function compileFilter (node: FilterNode, owner: ResolvedResource, alias: string, aliases: AliasCounter): Compiled {
-  // A subquery's reference to its owner row must be qualified: unqualified, it could name the subquery's own table.
-  if (alias === '' && !selfContained(node)) throw new Error('fastify-jsonapi: a filter with subqueries needs its table aliased')
-  return compileNode({ eb: EB, owner, alias, aliases }, node)
+  return writeFilter(EXPRESSIONS, node, owner, alias, aliases)
+}
+
+/** The Kysely expression that every required row exists (see {@link writeRequired}). */
+export function compileRequired (requires: readonly RequiredRow[], aliases: AliasCounter): Compiled {
+  return writeRequired(EXPRESSIONS, requires, aliases)
 }

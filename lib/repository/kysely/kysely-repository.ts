@@ -6,11 +6,11 @@ import {
   type Repository, type RequiredRow, type WriteTarget,
 } from '../../contracts/repository.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
-import { keysetKeys, type SortNode } from '../../query/query-tree.js'
+import { keysetKeys } from '../../query/query-tree.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
 import { postgresFault } from './postgres-faults.js'
 import type { DatabaseFault } from '../../errors/database-faults.js'
-import { AliasCounter, EB, anyOf, columnOf, compileFilter, selfContained } from './compile-filter.js'
+import { AliasCounter, EB, ROOT, anyOf, columnOf, compileFilter, compileRequired, rootOf } from './compile-filter.js'
 import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
 import { StatementCache, countShape, guardedInsertShape, insertShape, relatedShape, selectShape } from './statement-cache.js'
@@ -18,34 +18,10 @@ import { readEnforcedForeignKeys, type EnforcedForeignKeys } from './enforced-fo
 import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
-/** The alias of the resource's own table in a statement that names other tables (subqueries, joins). */
-const ROOT = 'r0'
-
-/**
- * The alias of a read's own table: none (`''`, its columns unqualified) when its conditions and its order name no
- * other table (see `selfContained`), else {@link ROOT}. Decided by the statement's shape, so a cached statement of a
- * shape has one text.
- */
-function rootOf (where: FilterNode | undefined, sort: readonly SortNode[] = []): string {
-  return selfContained(where) && sort.every((key) => key.path.length === 0) ? '' : ROOT
-}
 
 /** `table as alias`, or the table alone. */
 function tableAs (table: string, alias: string): string {
   return alias === '' ? table : `${table} as ${alias}`
-}
-
-/** Every required row exists, within its scope. */
-function exist (requires: readonly RequiredRow[], aliases: AliasCounter): Expression<SqlBool> {
-  return EB.and(requires.map((required) => {
-    const alias = aliases.take()
-    const { resource, id, scope } = required
-    let scan = EB.selectFrom(`${resource.table} as ${alias}`)
-      .select(sql.lit(1).as('one'))
-      .where(sql.ref(`${alias}.${resource.idColumn}`), '=', id)
-    if (scope !== undefined) scan = scan.where(compileFilter(scope, resource, alias, aliases))
-    return EB.exists(scan)
-  }))
 }
 
 /** Adds `scope` over the row `alias` of `resource` to a statement's WHERE (nothing when there is no scope). */
@@ -424,7 +400,7 @@ export class KyselyRepository implements Repository {
     // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
     const guarded = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)
       .columns(names)
-      .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(exist(requires, new AliasCounter())))
+      .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(compileRequired(requires, new AliasCounter())))
       .returning(returning)
       .compile() as CompiledQuery<Row>
     return this.#execute(this.#statements && guardedInsertShape(resource, row, names, returning, requires), guarded).then(firstRow)
@@ -447,7 +423,7 @@ export class KyselyRepository implements Repository {
       let builder = within(this.#db.updateTable(`${resource.table} as ${ROOT}`)
         .set(values)
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, aliases)
-      if (enforcing === undefined) builder = builder.where(exist(requires, aliases))
+      if (enforcing === undefined) builder = builder.where(compileRequired(requires, aliases))
       try {
         return await builder.returning(returning).executeTakeFirst()
       } catch (error) {

@@ -2,7 +2,7 @@ import { CompiledQuery } from 'kysely'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
 import type { QueryLayer, RequiredRow } from '../../contracts/repository.js'
-import { escapeLike } from './compile-filter.js'
+import { AliasCounter, ROOT, rootOf, writeFilter, writeRequired, type FilterOutput, type Scan } from './compile-filter.js'
 
 /**
  * The shape of a statement and the values it binds. Two statements of the same shape compile to the same SQL text,
@@ -79,90 +79,86 @@ function resourceKey (resource: ResolvedResource): string {
   return `${resource.table}:${resource.idColumn}`
 }
 
-/** Writes the shape of a filter as `compileFilter` compiles it (the same values in the same order). */
-function writeFilter (writer: ShapeWriter, node: FilterNode, owner: ResolvedResource): boolean {
-  switch (node.kind) {
-    case 'compare': {
-      const { op, value } = node
-      writer.part(`c:${node.attribute.column as string}:${op}`)
-      switch (op) {
-        case 'eq':
-        case 'ne':
-          if (value === null) writer.part('null')
-          else writer.value(value)
-          return true
-        case 'between': {
-          const [low, high] = value as [unknown, unknown]
-          writer.value(low)
-          writer.value(high)
-          return true
-        }
-        case 'in_':
-        case 'notin_':
-          if ((value as unknown[]).length === 0) writer.part('empty')
-          else writer.value(value)
-          return true
-        case 'is_':
-        case 'isnot':
-          return true
-        case 'startswith':
-          writer.value(`${escapeLike(value as string)}%`)
-          return true
-        case 'endswith':
-          writer.value(`%${escapeLike(value as string)}`)
-          return true
-        default:
-          writer.value(value)
-          return true
-      }
-    }
-    case 'field-compare':
-      writer.part(`f:${node.attribute.column as string}:${node.op}:${node.other.column as string}`)
-      return true
-    case 'custom':
-      // An application's operator writes whatever SQL it likes, its shape may depend on its value: compiled each time.
-      return false
-    case 'and':
-    case 'or':
-      writer.part(`${node.kind}(${node.items.length}`)
-      for (const item of node.items) if (!writeFilter(writer, item, owner)) return false
-      writer.part(')')
-      return true
-    case 'not':
-      writer.part('not(')
-      if (!writeFilter(writer, node.item, owner)) return false
-      writer.part(')')
-      return true
-    case 'constant':
-      writer.part(`k:${node.value}`)
-      return true
-    case 'references':
-      writer.part(`ref:${storageKey(node.relationship)}:${resourceKey(node.target)}:${resourceKey(owner)}`)
-      if (node.ids === null) writer.part('null')
-      else if (node.ids.length === 0) writer.part('empty')
-      else writer.anyOf(node.ids)
-      return true
-    case 'exists':
-      writer.part(`exists(${storageKey(node.relationship)}:${resourceKey(node.target)}:${resourceKey(owner)}`)
-      if (node.where !== undefined && !writeFilter(writer, node.where, node.target)) return false
-      writer.part(')')
-      return true
-    case 'linked-to':
-      writer.part(`linked:${storageKey(node.relationship)}:${resourceKey(node.owner)}:${resourceKey(owner)}`)
-      writer.value(node.ownerId)
-      return true
+/**
+ * The key parts of a filter, written by the walk that compiles it (`writeFilter`): the text-deciding arguments the
+ * walker passes become parts, its values become values, in the order it passes them; each part that combines others
+ * is written after them with their number (`and/2`), so the key reads back as one tree. A custom operator writes
+ * whatever SQL it likes, its shape may depend on its value: its statement is compiled each time.
+ */
+class FilterKey implements FilterOutput<void> {
+  readonly #writer: ShapeWriter
+  cacheable = true
+
+  constructor (writer: ShapeWriter) {
+    this.#writer = writer
+  }
+
+  compare (column: string, operator: string, value: unknown): void {
+    this.#writer.part(`${column} ${operator}`)
+    this.#writer.value(value)
+  }
+
+  isNull (column: string, negated: boolean): void {
+    this.#writer.part(`${column} ${negated ? 'is not' : 'is'} null`)
+  }
+
+  columns (column: string, operator: string, other: string): void {
+    this.#writer.part(`${column} ${operator} ${other}`)
+  }
+
+  between (column: string, low: unknown, high: unknown): void {
+    this.#writer.part(`${column} between`)
+    this.#writer.value(low)
+    this.#writer.value(high)
+  }
+
+  list (column: string, negated: boolean, values: readonly unknown[]): void {
+    this.#writer.part(`${column} ${negated ? '<> all' : '= any'}`)
+    this.#writer.value(values)
+  }
+
+  match (column: string, query: unknown): void {
+    this.#writer.part(`${column} match`)
+    this.#writer.value(query)
+  }
+
+  literal (value: boolean): void {
+    this.#writer.part(String(value))
+  }
+
+  and (items: readonly void[]): void {
+    this.#writer.part(`and/${items.length}`)
+  }
+
+  or (items: readonly void[]): void {
+    this.#writer.part(`or/${items.length}`)
+  }
+
+  not (): void {
+    this.#writer.part('not')
+  }
+
+  exists ({ table, alias, join, where }: Scan<void>): void {
+    const joined = join === undefined ? '' : ` join ${join.table} ${join.alias} ${join.left}=${join.right}`
+    this.#writer.part(`exists ${table} ${alias}${joined}/${where.length}`)
+  }
+
+  custom (): void {
+    this.cacheable = false
   }
 }
 
-function writeWhere (writer: ShapeWriter, where: FilterNode | undefined, owner: ResolvedResource): boolean {
+/** Writes the key of a statement's conditions over `owner` (aliased `alias`): false when it cannot have one. */
+function writeWhere (writer: ShapeWriter, where: FilterNode | undefined, owner: ResolvedResource, alias: string, aliases = new AliasCounter()): boolean {
   if (where === undefined) {
     writer.part('all')
     return true
   }
+  const key = new FilterKey(writer)
   writer.part('where(')
-  if (!writeFilter(writer, where, owner)) return false
+  writeFilter(key, where, owner, alias, aliases)
   writer.part(')')
-  return true
+  return key.cacheable
 }
 
 /**
@@ -194,8 +190,9 @@ function writeSelectShape (layer: QueryLayer): StatementShape | undefined {
   const { resource, page, sort } = layer
   if (sort.some((key) => key.path.length > 0)) return undefined
   const writer = new ShapeWriter()
-  writer.part(`select:${resourceKey(resource)}:${layer.columns.join(',')}`)
-  if (!writeWhere(writer, layer.where, resource)) return undefined
+  const root = rootOf(layer.where, sort)
+  writer.part(`select:${resourceKey(resource)}:${root}:${layer.columns.join(',')}`)
+  if (!writeWhere(writer, layer.where, resource, root)) return undefined
   writer.part(`order:${sort.map((key) => `${key.attribute === resource.idAttribute ? '#' : ''}${key.attribute.column as string}${key.descending ? '-' : '+'}`).join(',')}`)
   if (page !== undefined) {
     writer.part('page')
@@ -211,8 +208,9 @@ function writeSelectShape (layer: QueryLayer): StatementShape | undefined {
 /** The shape of a layer's `count(*)` (`count`), or of the plan of its rows that estimates it (`estimate`). */
 export function countShape (layer: QueryLayer, kind: 'count' | 'estimate' = 'count'): StatementShape | undefined {
   const writer = new ShapeWriter()
-  writer.part(`${kind}:${resourceKey(layer.resource)}`)
-  return writeWhere(writer, layer.where, layer.resource) ? writer.shape() : undefined
+  const root = rootOf(layer.where)
+  writer.part(`${kind}:${resourceKey(layer.resource)}:${root}`)
+  return writeWhere(writer, layer.where, layer.resource, root) ? writer.shape() : undefined
 }
 
 /**
@@ -231,9 +229,10 @@ export function relatedShape (owner: ResolvedResource, relationship: ResolvedRel
 
 function writeRelatedShape (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
   const writer = new ShapeWriter()
-  writer.part(`related:${resourceKey(owner)}:${storageKey(relationship)}:${resourceKey(layer.resource)}:${layer.columns.join(',')}`)
+  const root = relationship.storage.kind === 'inverse' ? rootOf(layer.where) : ROOT
+  writer.part(`related:${resourceKey(owner)}:${storageKey(relationship)}:${resourceKey(layer.resource)}:${root}:${layer.columns.join(',')}`)
   writer.anyOf(ownerIds)
-  return writeWhere(writer, layer.where, layer.resource) ? writer.shape() : undefined
+  return writeWhere(writer, layer.where, layer.resource, root) ? writer.shape() : undefined
 }
 
 /** `?0?1…?n-1`: the key part of `n` values that are all different (see `ShapeWriter.value`). */
@@ -274,11 +273,9 @@ export function guardedInsertShape (resource: ResolvedResource, row: Readonly<Re
   const writer = new ShapeWriter()
   writer.part(`insert:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`)
   for (const name of names) writer.value(row[name])
-  for (const required of requires) {
-    writer.part(`requires:${resourceKey(required.resource)}`)
-    writer.value(required.id)
-    if (!writeWhere(writer, required.scope, required.resource)) return undefined
-  }
+  const key = new FilterKey(writer)
+  writeRequired(key, requires, new AliasCounter())
+  if (!key.cacheable) return undefined
   return writer.shape()
 }
 
