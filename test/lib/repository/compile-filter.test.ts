@@ -101,7 +101,7 @@ const TYPES: Record<string, ResolvedResource> = { user, computer, parent, child 
 
 /** A filter tree over `resource`, at most `depth` levels of relationships deep. */
 function filter (resource: ResolvedResource, depth: number): fc.Arbitrary<FilterNode> {
-  const relationships = [...resource.relationships.values()].filter((relationship) => relationship.type in TYPES)
+  const relationships = [...resource.relationships.values()].filter((relationship) => relationship.targetType in TYPES)
   const tree = fc.letrec<{ node: FilterNode }>((tie) => ({
     node: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
@@ -112,9 +112,9 @@ function filter (resource: ResolvedResource, depth: number): fc.Arbitrary<Filter
       ...(relationships.length === 0
         ? []
         : [
-            fc.tuple(fc.constantFrom(...relationships), IDS).map(([relationship, ids]) => referencesNode(relationship, TYPES[relationship.type], ids)),
+            fc.tuple(fc.constantFrom(...relationships), IDS).map(([relationship, ids]) => referencesNode(relationship, TYPES[relationship.targetType], ids)),
             fc.constantFrom(...relationships).chain((relationship) => {
-              const target = TYPES[relationship.type]
+              const target = TYPES[relationship.targetType]
               const where = depth === 0 ? fc.constant(undefined) : fc.option(filter(target, depth - 1), { nil: undefined })
               return where.map((inner) => existsNode(relationship, target, inner))
             }),
@@ -157,10 +157,22 @@ const RELATED: Record<string, readonly [ResolvedResource, string]> = {
 
 const texts = new Map<string, string>()
 let keyed = 0
+/** The node kinds and relationship storages the generated trees held. */
+const seen = new Set<string>()
+
+function tally (node: FilterNode | undefined): void {
+  if (node === undefined) return
+  seen.add(node.kind)
+  if ('relationship' in node) seen.add(`${node.kind}:${node.relationship.storage.kind}`)
+  if (node.kind === 'and' || node.kind === 'or') node.items.forEach(tally)
+  if (node.kind === 'not') tally(node.item)
+  if (node.kind === 'exists') tally(node.where)
+}
 
 await t.test('a statement of a known key is the statement a fresh compilation writes', async (t) => {
   await fc.assert(fc.asyncProperty(statement, async ({ type, where, kind, page, owners }) => {
     const resource = TYPES[type]
+    tally(where)
     const layer: QueryLayer = { resource, where, sort: [], page, columns: TEXTS[resource.type], include: [] } as unknown as QueryLayer
     let shape: StatementShape | undefined
     compiled.length = 0
@@ -194,6 +206,9 @@ await t.test('a statement of a known key is the statement a fresh compilation wr
   }), { numRuns: RUNS, seed: SEED })
   t.pass(`${RUNS} statements, ${keyed} with a key, ${texts.size} distinct keys`)
   t.ok(texts.size < keyed, 'keys repeat: some statements were checked against an earlier one of their key')
+  const kinds = ['compare', 'field-compare', 'custom', 'and', 'or', 'not', 'constant']
+  for (const kind of ['references', 'exists', 'linked-to']) kinds.push(...['foreign-key', 'inverse', 'join'].map((storage) => `${kind}:${storage}`))
+  t.same(kinds.filter((kind) => !seen.has(kind)), [], 'every node kind of every storage was generated')
 })
 
 t.test('cannot: a filter with a subquery over an unaliased table', async (t) => {
