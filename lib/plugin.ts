@@ -6,8 +6,7 @@ import { registrationWarnings, resolveResources } from './schema/resolve-resourc
 import { unknownKey, unknownKeyMessage } from './schema/known-keys.js'
 import { KyselyRepository } from './repository/kysely/kysely-repository.js'
 import { faultOf, type Repository } from './contracts/repository.js'
-import { checkDatabaseSchema } from './repository/kysely/check-database-schema.js'
-import { postgresFault } from './repository/kysely/postgres-faults.js'
+import { engineOf } from './repository/kysely/engine-of.js'
 import { escapePointerToken } from './schema/compiled-input.js'
 import { jsonApiErrorHandler } from './routes/error-handler.js'
 import { JSONAPI_MEDIA_TYPE } from './contracts/media-types.js'
@@ -250,11 +249,12 @@ const plugin: FastifyPluginAsync<JsonApiOptions> = async function jsonApiPlugin 
   const db = options.db
   if (options.checkDatabaseSchema !== false && db !== undefined) {
     const strict = options.checkDatabaseSchema === true
+    const engine = engineOf(db)
     fastify.addHook('onReady', async function jsonApiCheckDatabaseSchema () {
       try {
-        await checkDatabaseSchema(db, graph)
+        await engine.checkSchema(db, graph)
       } catch (error) {
-        if (strict || postgresFault(error) === undefined) throw error
+        if (strict || engine.fault(error) === undefined) throw error
         warnLoudly(fastify, `fastify-jsonapi: could not check the database schema at ready (${(error as Error).message}); set checkDatabaseSchema: true to fail the start instead`, 'FJA_SCHEMA_UNCHECKED')
       }
     })

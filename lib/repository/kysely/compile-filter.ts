@@ -1,15 +1,9 @@
-import { expressionBuilder, sql, type ComparisonOperator, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
+import { expressionBuilder, sql, type ComparisonOperator, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type { CompareNode, CustomNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../schema/filter-nodes.js'
 import type { RequiredRow } from '../../contracts/repository.js'
 import type { SortNode } from '../../query/query-tree.js'
-
-/**
- * How many characters of a value `match` searches. PostgreSQL refuses to build a \`tsvector\` over 1 MB (SQLSTATE
- * 54000), which one stored value of distinct words can reach: every \`match\` over its row then failed, for every
- * client. 100,000 characters (at most 50,000 words) stay below it whatever the words.
- */
-export const MATCH_TEXT_LENGTH = 100_000
+import type { LikeOperator, SqlEngine } from './sql-engine.js'
 
 type Builder = ExpressionBuilder<any, any>
 type Compiled = Expression<SqlBool>
@@ -30,7 +24,7 @@ export class AliasCounter {
 }
 
 const COMPARISONS = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const
-const LIKES = { like: 'like', notlike: 'not like', ilike: 'ilike', notilike: 'not ilike' } as const
+const LIKES: Readonly<Record<'like' | 'notlike' | 'ilike' | 'notilike', LikeOperator>> = { like: 'like', notlike: 'not like', ilike: 'ilike', notilike: 'not ilike' }
 
 /** Escapes LIKE wildcards (`%`, `_`) and the escape character in a literal text. */
 export function escapeLike (text: string): string {
@@ -86,10 +80,6 @@ export function rootOf (where: FilterNode | undefined, sort: readonly SortNode[]
   return selfContained(where) && sort.every((key) => key.path.length === 0) ? '' : ROOT
 }
 
-/** `= $1` for one id, `= any($1)` for several. */
-export function anyOf (values: readonly string[]): RawBuilder<unknown> {
-  return values.length === 1 ? sql`${values[0]}` : sql`any(${sql.val([...values])})`
-}
 
 /**
  * What a filter is written into: Kysely expressions ({@link compileFilter}) or the key of a statement's shape (see
@@ -108,8 +98,10 @@ export interface FilterOutput<E> {
   columns: (column: string, operator: string, other: string) => E
   /** `column between $n and $n+1`. */
   between: (column: string, low: unknown, high: unknown) => E
-  /** `column = any($n)`, or `column <> all($n)` when `negated`: the values bound as one array. */
+  /** `column = any($n)`, or `column <> all($n)` when `negated` (or `in`, as the engine binds lists): at least one value. */
   list: (column: string, negated: boolean, values: readonly unknown[]) => E
+  /** `column like $n` and its variants (see `SqlEngine.like`). */
+  like: (column: string, operator: LikeOperator, pattern: unknown) => E
   /** A full-text match of `column` against a web search query (`$n`). */
   match: (column: string, query: unknown) => E
   /** `true` or `false`. */
@@ -178,11 +170,11 @@ function writeCompare<E> ({ output, alias }: Walk<E>, node: CompareNode): E {
     case 'notlike':
     case 'ilike':
     case 'notilike':
-      return output.compare(column, LIKES[node.op], value)
+      return output.like(column, LIKES[node.op], value)
     case 'startswith':
-      return output.compare(column, 'like', `${escapeLike(value as string)}%`)
+      return output.like(column, 'like', `${escapeLike(value as string)}%`)
     case 'endswith':
-      return output.compare(column, 'like', `%${escapeLike(value as string)}`)
+      return output.like(column, 'like', `%${escapeLike(value as string)}`)
     case 'match':
       return output.match(column, value)
   }
@@ -294,41 +286,55 @@ export function writeRequired<E> (output: FilterOutput<E>, requires: readonly Re
   }))
 }
 
-/** The Kysely expressions of a filter: the output of {@link compileFilter}. */
-const EXPRESSIONS: FilterOutput<Compiled> = {
-  compare: (column, operator, value) => EB(sql.ref(column), operator as ComparisonOperator, sql.val(value)),
-  isNull: (column, negated) => EB(sql.ref(column), negated ? 'is not' : 'is', null),
-  columns: (column, operator, other) => EB(sql.ref(column), operator as ComparisonOperator, sql.ref(other)),
-  between: (column, low, high) => EB.between(sql.ref(column), low, high),
-  list: (column, negated, values) => negated
-    ? EB(sql.ref(column), '<>', sql`all(${sql.val(values)})`)
-    : EB(sql.ref(column), '=', sql`any(${sql.val(values)})`),
-  match: (column, query) =>
-    sql<boolean>`to_tsvector('simple', left(${sql.ref(column)}, ${sql.lit(MATCH_TEXT_LENGTH)})) @@ websearch_to_tsquery('simple', ${query})`,
-  literal: (value) => value ? sql<boolean>`true` : sql<boolean>`false`,
-  and: (items) => EB.and(items as Compiled[]),
-  or: (items) => EB.or(items as Compiled[]),
-  not: (item) => EB.not(item),
-  exists: (scan) => {
-    let query = EB.selectFrom(`${scan.table} as ${scan.alias}`)
-    const join = scan.join
-    if (join !== undefined) query = query.innerJoin(`${join.table} as ${join.alias}`, join.left, join.right)
-    let selected = query.select(sql.lit(1).as('one'))
-    for (const condition of scan.where) selected = selected.where(condition)
-    return EB.exists(selected)
-  },
-  custom: (node, column) => node.operator.apply({ column: sql.ref(column), value: node.value, eb: EB }),
-}
-
 /**
- * Compiles a filter tree into a boolean expression over the resource aliased `alias` (`''`: the statement's only
- * table, for a {@link selfContained} filter), for `where(expression)` (see {@link writeFilter}).
+ * Compiles filters into Kysely expressions for one engine: the output of {@link writeFilter} that writes SQL. Kept
+ * by the repository (and shared with its transactions' repositories).
  */
-export function compileFilter (node: FilterNode, owner: ResolvedResource, alias: string, aliases: AliasCounter): Compiled {
-  return writeFilter(EXPRESSIONS, node, owner, alias, aliases)
-}
+export class FilterCompiler {
+  readonly engine: SqlEngine
+  readonly #output: FilterOutput<Compiled>
 
-/** The Kysely expression that every required row exists (see {@link writeRequired}). */
-export function compileRequired (requires: readonly RequiredRow[], aliases: AliasCounter): Compiled {
-  return writeRequired(EXPRESSIONS, requires, aliases)
+  constructor (engine: SqlEngine) {
+    this.engine = engine
+    this.#output = {
+      compare: (column, operator, value) => EB(sql.ref(column), operator as ComparisonOperator, sql.val(value)),
+      isNull: (column, negated) => EB(sql.ref(column), negated ? 'is not' : 'is', null),
+      columns: (column, operator, other) => EB(sql.ref(column), operator as ComparisonOperator, sql.ref(other)),
+      between: (column, low, high) => EB.between(sql.ref(column), low, high),
+      list: (column, negated, values) => engine.inList(sql.ref(column), negated, values),
+      like: (column, operator, pattern) => engine.like(sql.ref(column), operator, pattern),
+      match: (column, query) => engine.match(sql.ref(column), query),
+      literal: (value) => value ? sql<boolean>`true` : sql<boolean>`false`,
+      and: (items) => EB.and(items as Compiled[]),
+      or: (items) => EB.or(items as Compiled[]),
+      not: (item) => EB.not(item),
+      exists: (scan) => {
+        let query = EB.selectFrom(`${scan.table} as ${scan.alias}`)
+        const join = scan.join
+        if (join !== undefined) query = query.innerJoin(`${join.table} as ${join.alias}`, join.left, join.right)
+        let selected = query.select(sql.lit(1).as('one'))
+        for (const condition of scan.where) selected = selected.where(condition)
+        return EB.exists(selected)
+      },
+      custom: (node, column) => node.operator.apply({ column: sql.ref(column), value: node.value, eb: EB }),
+    }
+  }
+
+  /**
+   * A filter tree as a boolean expression over the resource aliased `alias` (`''`: the statement's only table, for a
+   * {@link selfContained} filter), for `where(expression)` (see {@link writeFilter}).
+   */
+  filter (node: FilterNode, owner: ResolvedResource, alias: string, aliases: AliasCounter): Compiled {
+    return writeFilter(this.#output, node, owner, alias, aliases)
+  }
+
+  /** That every required row exists (see {@link writeRequired}). */
+  required (requires: readonly RequiredRow[], aliases: AliasCounter): Compiled {
+    return writeRequired(this.#output, requires, aliases)
+  }
+
+  /** `column = $1` for one id, `column = any($1)` (or `in`) for several. */
+  idIn (column: string, ids: readonly string[]): Compiled {
+    return idIn(this.#output, column, ids)
+  }
 }

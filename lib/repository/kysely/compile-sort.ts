@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { ResolvedResource } from '../../schema/resolved.js'
 import type { SortNode } from '../../query/query-tree.js'
-import { columnOf, compileFilter, type AliasCounter } from './compile-filter.js'
+import { columnOf, type AliasCounter, type FilterCompiler } from './compile-filter.js'
 
 /**
  * The expression a sort key orders by: the column itself (unqualified when `alias` is `''`), or, for a to-one path
@@ -9,7 +9,7 @@ import { columnOf, compileFilter, type AliasCounter } from './compile-filter.js'
  * (rows without the related row — or whose related row is outside the step's `where`, the target's scope — sort as
  * NULL).
  */
-export function compileSort (node: SortNode, resource: ResolvedResource, alias: string, aliases: AliasCounter): RawBuilder<unknown> {
+export function compileSort (filters: FilterCompiler, node: SortNode, resource: ResolvedResource, alias: string, aliases: AliasCounter): RawBuilder<unknown> {
   const expression = (step: number, owner: ResolvedResource, outer: string): RawBuilder<unknown> => {
     if (step === node.path.length) return sql.ref(columnOf(outer, node.attribute.column as string))
     const { relationship, target, where } = node.path[step]
@@ -19,7 +19,7 @@ export function compileSort (node: SortNode, resource: ResolvedResource, alias: 
     const link = storage.kind === 'foreign-key'
       ? sql`${sql.ref(`${inner}.${target.idColumn}`)} = ${sql.ref(`${outer}.${storage.column}`)}`
       : sql`${sql.ref(`${inner}.${storage.kind === 'inverse' ? storage.column : target.idColumn}`)} = ${sql.ref(`${outer}.${owner.idColumn}`)}`
-    const scoped = where === undefined ? link : sql`${link} and ${compileFilter(where, target, inner, aliases)}`
+    const scoped = where === undefined ? link : sql`${link} and ${filters.filter(where, target, inner, aliases)}`
     return sql`(select ${value} from ${sql.table(target.table)} as ${sql.id(inner)} where ${scoped} limit 1)`
   }
   return expression(0, resource, alias)

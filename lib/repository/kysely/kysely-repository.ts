@@ -7,14 +7,14 @@ import {
 } from '../../contracts/repository.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
 import { keysetKeys } from '../../query/query-tree.js'
-import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
-import { postgresFault } from './postgres-faults.js'
 import type { DatabaseFault } from '../../errors/database-faults.js'
-import { AliasCounter, EB, ROOT, anyOf, columnOf, compileFilter, compileRequired, rootOf } from './compile-filter.js'
+import { AliasCounter, EB, FilterCompiler, ROOT, columnOf, rootOf } from './compile-filter.js'
+import type { SqlEngine } from './sql-engine.js'
+import { engineOf } from './engine-of.js'
 import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
 import { StatementCache, countShape, guardedInsertShape, insertShape, relatedShape, selectShape } from './statement-cache.js'
-import { readEnforcedForeignKeys, type EnforcedForeignKeys } from './enforced-foreign-keys.js'
+import type { EnforcedForeignKeys } from './enforced-foreign-keys.js'
 import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
@@ -26,38 +26,24 @@ function tableAs (table: string, alias: string): string {
 
 /** Adds `scope` over the row `alias` of `resource` to a statement's WHERE (nothing when there is no scope). */
 function within<B extends { where: (condition: Expression<SqlBool>) => B }> (
-  builder: B, resource: ResolvedResource, alias: string, scope: FilterNode | undefined, aliases: AliasCounter,
+  filters: FilterCompiler, builder: B, resource: ResolvedResource, alias: string, scope: FilterNode | undefined, aliases: AliasCounter,
 ): B {
-  return scope === undefined ? builder : builder.where(compileFilter(scope, resource, alias, aliases))
+  return scope === undefined ? builder : builder.where(filters.filter(scope, resource, alias, aliases))
 }
 
 /** The related id column of a row of a join table or an inverse key's table is within the targets' scope. */
-function targetWithin (targets: LinkTargets, idRef: string, aliases: AliasCounter): Expression<SqlBool> {
+function targetWithin (filters: FilterCompiler, targets: LinkTargets, idRef: string, aliases: AliasCounter): Expression<SqlBool> {
   const { resource, scope } = targets
   if (scope === undefined) return sql<boolean>`true`
   const alias = aliases.take()
   return EB.exists(EB.selectFrom(`${resource.table} as ${alias}`)
     .select(sql.lit(1).as('one'))
     .where(sql.ref(`${alias}.${resource.idColumn}`), '=', sql.ref(idRef))
-    .where(compileFilter(scope, resource, alias, aliases)))
-}
-
-/** The rows the top node of an `EXPLAIN (FORMAT JSON)` expects (`Plan Rows`), a non-negative integer. */
-function plannedRows (row: Record<string, unknown> | undefined): number {
-  const value = row?.['QUERY PLAN']
-  // node-postgres and PGlite parse the json column; a driver that does not gives its text.
-  const explained = (typeof value === 'string' ? JSON.parse(value) : value) as Array<{ Plan?: Record<string, unknown> }> | undefined
-  const rows = Array.isArray(explained) ? explained[0]?.Plan?.['Plan Rows'] : undefined
-  if (typeof rows !== 'number' || !Number.isFinite(rows)) throw new Error('fastify-jsonapi: EXPLAIN gave no row estimate (`Plan Rows`)')
-  return Math.max(0, Math.round(rows))
+    .where(filters.filter(scope, resource, alias, aliases)))
 }
 
 function rowsOf<R> (result: QueryResult<R>): R[] {
   return result.rows
-}
-
-function rethrowStorageError (error: unknown): never {
-  throw storageErrorFromPostgres(error)
 }
 
 /** `count(*)` as a number. */
@@ -121,6 +107,10 @@ export class KyselyRepository implements Repository {
    * statement that fails there aborts the transaction, so its writes check their targets in the statement.
    */
   #foreignKeys: EnforcedForeignKeys | undefined
+  /** The database engine below the Kysely instance (see `engineOf`): what its SQL, errors and catalog are. */
+  readonly #engine: SqlEngine
+  /** Compiles filters for the engine; shared with the repositories of its transactions. */
+  #filters: FilterCompiler
 
   /**
    * `options.cacheStatements` (default true): reuse the SQL of a statement whose shape was compiled before (see
@@ -131,18 +121,21 @@ export class KyselyRepository implements Repository {
     this.#db = db
     this.#statements = options.cacheStatements !== false && db.getExecutor().plugins.length === 0 ? new StatementCache() : undefined
     this.#runner = statementRunnerOf(db)
+    this.#engine = engineOf(db)
+    this.#filters = new FilterCompiler(this.#engine)
   }
 
   /** A repository on a transaction of this one's database, sharing its statements. */
   #within (trx: Kysely<any>): KyselyRepository {
     const repository = new KyselyRepository(trx, { cacheStatements: false })
     repository.#statements = this.#statements
+    repository.#filters = this.#filters
     return repository
   }
 
   /**
    * Runs a statement: its SQL from the cache when its shape is known, else compiled by Kysely; an error of the
-   * database comes out as a `StorageError` (see `storageErrorFromPostgres`).
+   * database comes out as a `StorageError` (see `SqlEngine.storageError`).
    */
   #execute<R> (shape: ReturnType<typeof selectShape>, compile: () => CompiledQuery<R>): Promise<R[]> {
     let query: CompiledQuery<R>
@@ -150,12 +143,13 @@ export class KyselyRepository implements Repository {
       const statements = this.#statements
       query = statements === undefined ? compile() : statements.query(shape, compile) as CompiledQuery<R>
     } catch (error) {
-      return Promise.reject(storageErrorFromPostgres(error))
+      return Promise.reject(this.#engine.storageError(error))
     }
     // Not an async function: the statement's own promise is the answer (its failure already a StorageError).
     const runner = this.#runner
-    if (runner !== undefined) return runner(query, storageErrorFromPostgres) as Promise<R[]>
-    return this.#db.executeQuery<R>(query).then(rowsOf, rethrowStorageError)
+    const storageError = this.#engine.storageError
+    if (runner !== undefined) return runner(query, storageError) as Promise<R[]>
+    return this.#db.executeQuery<R>(query).then(rowsOf, (error: unknown) => { throw storageError(error) })
   }
 
   /**
@@ -167,7 +161,7 @@ export class KyselyRepository implements Repository {
    * @internal
    */
   async readForeignKeys (graph: ResourceGraph): Promise<EnforcedForeignKeys> {
-    const read = await readEnforcedForeignKeys(this.#db, graph)
+    const read = await this.#engine.readForeignKeys(this.#db, graph)
     this.#foreignKeys = this.#foreignKeys === undefined ? read : this.#foreignKeys.with(read)
     return read
   }
@@ -189,7 +183,7 @@ export class KyselyRepository implements Repository {
     try {
       return await work()
     } catch (error) {
-      throw storageErrorFromPostgres(error)
+      throw this.#engine.storageError(error)
     }
   }
 
@@ -201,7 +195,7 @@ export class KyselyRepository implements Repository {
   #where (layer: QueryLayer, aliases: AliasCounter, root: string) {
     const builder = this.#db.selectFrom(tableAs(layer.resource.table, root))
     const where = layer.where
-    return where === undefined ? builder : builder.where(compileFilter(where, layer.resource, root, aliases))
+    return where === undefined ? builder : builder.where(this.#filters.filter(where, layer.resource, root, aliases))
   }
 
   /** The SELECT of a layer: its rows in its order, within its window. */
@@ -211,7 +205,7 @@ export class KyselyRepository implements Repository {
     const root = rootOf(layer.where, layer.sort)
     let builder = this.#where(layer, aliases, root).select(this.#columns(resource, layer.columns, root))
     if (page !== undefined || layer.sort.length > 0) {
-      for (const key of layer.sort) builder = builder.orderBy(compileSort(key, resource, root, aliases), key.descending ? 'desc' : 'asc')
+      for (const key of layer.sort) builder = builder.orderBy(compileSort(this.#filters, key, resource, root, aliases), key.descending ? 'desc' : 'asc')
       if (!layer.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
         builder = builder.orderBy(columnOf(root, resource.idColumn), 'asc')
       }
@@ -222,7 +216,7 @@ export class KyselyRepository implements Repository {
   }
 
   findMany (layer: QueryLayer): Promise<Row[]> {
-    return this.#execute(this.#statements && selectShape(layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>)
+    return this.#execute(this.#statements && selectShape(this.#engine, layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>)
   }
 
   scan<T> (work: (repository: Repository, batches: (layer: QueryLayer, size: number) => AsyncIterable<Row[]>) => Promise<T>): Promise<T> {
@@ -238,19 +232,13 @@ export class KyselyRepository implements Repository {
   /** The rows of a layer (every row, in its order) in batches, through a server-side cursor of the transaction. */
   async * #cursor (layer: QueryLayer, size: number, name: string): AsyncIterable<Row[]> {
     const query = this.#selectMany({ ...layer, page: { offset: 0, limit: undefined } }).compile()
-    await this.#run(() => this.#db.executeQuery(CompiledQuery.raw(`declare ${name} no scroll cursor for ${query.sql}`, [...query.parameters])))
-    let open = true
     try {
-      while (open) {
-        const { rows } = await this.#run(() => this.#db.executeQuery<Row>(CompiledQuery.raw(`fetch forward ${size} from ${name}`)))
-        open = rows.length === size
-        if (rows.length > 0) yield rows
-      }
-    } finally {
-      // A scan stopped early (the client went away) closes its cursor; a finished one closes with its transaction.
-      if (open) await this.#db.executeQuery(CompiledQuery.raw(`close ${name}`)).catch(() => {})
+      yield * this.#engine.batches(this.#db, query, size, name)
+    } catch (error) {
+      throw this.#engine.storageError(error)
     }
   }
+
 
   /**
    * A keyset page in one statement: the window's rows (read from the bound they are closest to, in the keyset order
@@ -280,7 +268,7 @@ export class KyselyRepository implements Repository {
         return sql`${builder.orderBy(orderOf(reverse)).limit(limit)}`
       }
       const compile = (aliases: AliasCounter): KeysetKey[] => nodes.map((node) => ({
-        expression: compileSort(node, resource, ROOT, aliases),
+        expression: compileSort(this.#filters, node, resource, ROOT, aliases),
         descending: node.descending,
         nullable: node.path.length > 0 || node.attribute !== resource.idAttribute,
       }))
@@ -303,7 +291,7 @@ export class KyselyRepository implements Repository {
     const selected = [
       ...[...new Set([resource.idColumn, ...layer.columns])].map((column) => sql.ref(`p.${column}`)),
       sql.ref('p.__fja_part'),
-      ...texts.map((text, index) => sql`${sql.ref(`p.${key(index)}`)}::text as ${sql.id(text)}`),
+      ...texts.map((text, index) => sql`${this.#engine.asText(sql.ref(`p.${key(index)}`))} as ${sql.id(text)}`),
     ]
     const statement = sql<Row>`select ${sql.join(selected)} from (${sql.join(parts, sql` union all `)}) as p order by p.__fja_part, ${orderOf(false, 'p')}`
     return this.#run(async () => {
@@ -326,7 +314,7 @@ export class KyselyRepository implements Repository {
   }
 
   count (layer: QueryLayer): Promise<number> {
-    return this.#execute(this.#statements && countShape(layer), () => this.#where(layer, new AliasCounter(), rootOf(layer.where))
+    return this.#execute(this.#statements && countShape(this.#engine, layer), () => this.#where(layer, new AliasCounter(), rootOf(layer.where))
       .select(sql<string>`count(*)`.as('count'))
       .compile() as CompiledQuery<{ count: string }>).then(countOf)
   }
@@ -339,17 +327,15 @@ export class KyselyRepository implements Repository {
    */
   estimateCount (layer: QueryLayer): Promise<number> {
     return this.#run(async () => {
-      const rows = await this.#execute(this.#statements && countShape(layer, 'estimate'), () => {
-        const select = this.#where(layer, new AliasCounter(), rootOf(layer.where)).select(sql.lit(1).as('one')).compile()
-        return CompiledQuery.raw(`explain (format json) ${select.sql}`, [...select.parameters]) as CompiledQuery<Record<string, unknown>>
-      })
-      return plannedRows(rows[0])
+      const rows = await this.#execute(this.#statements && countShape(this.#engine, layer, 'estimate'), () =>
+        this.#engine.estimate(this.#where(layer, new AliasCounter(), rootOf(layer.where)).select(sql.lit(1).as('one')).compile()))
+      return this.#engine.estimatedRows(rows)
     })
   }
 
   findRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): Promise<RelatedRow[]> {
     if (ownerIds.length === 0) return Promise.resolve([])
-    return this.#execute(this.#statements && relatedShape(owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer))
+    return this.#execute(this.#statements && relatedShape(this.#engine, owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer))
       .then(relatedRows)
   }
 
@@ -366,18 +352,18 @@ export class KyselyRepository implements Repository {
       builder = this.#db.selectFrom(`${owner.table} as o`)
         .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `o.${storage.column}`)
         .select([...selected, `o.${owner.idColumn} as ${OWNER}`])
-        .where(`o.${owner.idColumn}`, '=', anyOf(ownerIds))
+        .where(this.#filters.idIn(`o.${owner.idColumn}`, ownerIds))
     } else if (storage.kind === 'inverse') {
       builder = this.#db.selectFrom(tableAs(target.table, root))
         .select([...selected, `${columnOf(root, storage.column)} as ${OWNER}`])
-        .where(columnOf(root, storage.column), '=', anyOf(ownerIds))
+        .where(this.#filters.idIn(columnOf(root, storage.column), ownerIds))
     } else {
       builder = this.#db.selectFrom(`${storage.table} as j`)
         .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
         .select([...selected, `j.${storage.sourceKey} as ${OWNER}`])
-        .where(`j.${storage.sourceKey}`, '=', anyOf(ownerIds))
+        .where(this.#filters.idIn(`j.${storage.sourceKey}`, ownerIds))
     }
-    if (where !== undefined) builder = builder.where(compileFilter(where, target, root, new AliasCounter()))
+    if (where !== undefined) builder = builder.where(this.#filters.filter(where, target, root, new AliasCounter()))
     return builder.orderBy(columnOf(root, target.idColumn)).compile() as CompiledQuery<Row>
   }
 
@@ -392,7 +378,7 @@ export class KyselyRepository implements Repository {
     if (enforcing !== undefined) {
       // The foreign keys refuse a missing target: no row, as the guarded statement answers (the service then names it).
       const plain = (): CompiledQuery<Row> => this.#db.insertInto(resource.table).values(row).returning(returning).compile() as CompiledQuery<Row>
-      return this.#execute(this.#statements && insertShape(resource, row, names, returning), plain).then(firstRow, (error: unknown) => {
+      return this.#execute(this.#statements && insertShape(this.#engine, resource, row, names, returning), plain).then(firstRow, (error: unknown) => {
         if (refusedTarget(error, resource, enforcing)) return undefined
         throw error
       })
@@ -400,10 +386,10 @@ export class KyselyRepository implements Repository {
     // INSERT … SELECT <values> WHERE EXISTS …: PostgreSQL types the parameters from the target columns.
     const guarded = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)
       .columns(names)
-      .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(compileRequired(requires, new AliasCounter())))
+      .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(this.#filters.required(requires, new AliasCounter())))
       .returning(returning)
       .compile() as CompiledQuery<Row>
-    return this.#execute(this.#statements && guardedInsertShape(resource, row, names, returning, requires), guarded).then(firstRow)
+    return this.#execute(this.#statements && guardedInsertShape(this.#engine, resource, row, names, returning, requires), guarded).then(firstRow)
   }
 
   update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
@@ -415,19 +401,19 @@ export class KyselyRepository implements Repository {
       const read = this.#db.selectFrom(`${resource.table} as ${ROOT}`)
         .select(returning)
         .where(`${ROOT}.${resource.idColumn}`, '=', id)
-      return this.#run(() => within(read, resource, ROOT, scope, aliases).executeTakeFirst())
+      return this.#run(() => within(this.#filters, read, resource, ROOT, scope, aliases).executeTakeFirst())
     }
     // As a create: targets the foreign keys enforce are not checked again in the statement (see `insert`).
     const enforcing = this.#enforcing(resource, values, names, requires)
     return this.#run(async () => {
-      let builder = within(this.#db.updateTable(`${resource.table} as ${ROOT}`)
+      let builder = within(this.#filters, this.#db.updateTable(`${resource.table} as ${ROOT}`)
         .set(values)
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, aliases)
-      if (enforcing === undefined) builder = builder.where(compileRequired(requires, aliases))
+      if (enforcing === undefined) builder = builder.where(this.#filters.required(requires, aliases))
       try {
         return await builder.returning(returning).executeTakeFirst()
       } catch (error) {
-        if (enforcing !== undefined && refusedTarget(storageErrorFromPostgres(error), resource, enforcing)) return undefined
+        if (enforcing !== undefined && refusedTarget(this.#engine.storageError(error), resource, enforcing)) return undefined
         throw error
       }
     })
@@ -436,7 +422,7 @@ export class KyselyRepository implements Repository {
   delete (target: WriteTarget): Promise<boolean> {
     const { resource, id, scope } = target
     return this.#run(async () => {
-      const builder = within(this.#db.deleteFrom(`${resource.table} as ${ROOT}`)
+      const builder = within(this.#filters, this.#db.deleteFrom(`${resource.table} as ${ROOT}`)
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, new AliasCounter())
       const result = await builder.executeTakeFirst()
       return result.numDeletedRows > 0n
@@ -446,10 +432,10 @@ export class KyselyRepository implements Repository {
   lock (target: WriteTarget): Promise<boolean> {
     const { resource, id, scope } = target
     return this.#run(async () => {
-      const builder = within(this.#db.selectFrom(`${resource.table} as ${ROOT}`)
+      const builder = within(this.#filters, this.#db.selectFrom(`${resource.table} as ${ROOT}`)
         .select(sql.lit(1).as('one'))
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, new AliasCounter())
-        .modifyEnd(sql`for update of ${sql.raw(ROOT)}`)
+        .modifyEnd(this.#engine.lockRows(ROOT))
       return (await builder.execute()).length > 0
     })
   }
@@ -457,10 +443,10 @@ export class KyselyRepository implements Repository {
   /** Sets the owner's foreign key column, when the owner is within its scope. */
   async #setForeignKey (owner: WriteTarget, column: string, value: string | null, only?: readonly string[]): Promise<void> {
     const aliases = new AliasCounter()
-    let builder = within(this.#db.updateTable(`${owner.resource.table} as ${ROOT}`)
+    let builder = within(this.#filters, this.#db.updateTable(`${owner.resource.table} as ${ROOT}`)
       .set({ [column]: value })
       .where(`${ROOT}.${owner.resource.idColumn}`, '=', owner.id), owner.resource, ROOT, owner.scope, aliases)
-    if (only !== undefined) builder = builder.where(`${ROOT}.${column}`, '=', anyOf(only))
+    if (only !== undefined) builder = builder.where(this.#filters.idIn(`${ROOT}.${column}`, only))
     await builder.execute()
   }
 
@@ -475,16 +461,16 @@ export class KyselyRepository implements Repository {
       const aliases = new AliasCounter()
       if (storage.kind === 'inverse') {
         const target = targets.resource
-        let unlink = within(this.#db.updateTable(`${target.table} as ${ROOT}`)
+        let unlink = within(this.#filters, this.#db.updateTable(`${target.table} as ${ROOT}`)
           .set({ [storage.column]: null })
           .where(`${ROOT}.${storage.column}`, '=', owner.id), target, ROOT, targets.scope, aliases)
-        if (keep.length > 0) unlink = unlink.where(`${ROOT}.${target.idColumn}`, '<>', sql`all(${sql.val([...keep])})`)
+        if (keep.length > 0) unlink = unlink.where(this.#engine.inList(sql.ref(`${ROOT}.${target.idColumn}`), true, [...keep]))
         await unlink.execute()
       } else {
         let unlink = this.#db.deleteFrom(`${storage.table} as j`)
           .where(`j.${storage.sourceKey}`, '=', owner.id)
-        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(targets, `j.${storage.targetKey}`, aliases))
-        if (keep.length > 0) unlink = unlink.where(`j.${storage.targetKey}`, '<>', sql`all(${sql.val([...keep])})`)
+        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(this.#filters, targets, `j.${storage.targetKey}`, aliases))
+        if (keep.length > 0) unlink = unlink.where(this.#engine.inList(sql.ref(`j.${storage.targetKey}`), true, [...keep]))
         await unlink.execute()
       }
       await this.addLinks(owner, relationship, targets)
@@ -499,15 +485,15 @@ export class KyselyRepository implements Repository {
       if (storage.kind === 'foreign-key') {
         await this.#setForeignKey(owner, storage.column, targets.ids[0])
       } else if (storage.kind === 'inverse') {
-        await within(this.#db.updateTable(`${target.table} as ${ROOT}`)
+        await within(this.#filters, this.#db.updateTable(`${target.table} as ${ROOT}`)
           .set({ [storage.column]: owner.id })
-          .where(`${ROOT}.${target.idColumn}`, '=', anyOf(targets.ids)), target, ROOT, targets.scope, new AliasCounter())
+          .where(this.#filters.idIn(`${ROOT}.${target.idColumn}`, targets.ids)), target, ROOT, targets.scope, new AliasCounter())
           .execute()
       } else {
         const present = await this.#db.selectFrom(storage.table)
           .select(storage.targetKey)
           .where(storage.sourceKey, '=', owner.id)
-          .where(storage.targetKey, '=', anyOf(targets.ids))
+          .where(this.#filters.idIn(storage.targetKey, targets.ids))
           .execute()
         const linked = new Set(present.map((row) => stringId(row[storage.targetKey])))
         const missing = [...new Set(targets.ids)].filter((targetId) => !linked.has(targetId))
@@ -528,16 +514,16 @@ export class KyselyRepository implements Repository {
       if (storage.kind === 'foreign-key') {
         await this.#setForeignKey(owner, storage.column, null, targets.ids)
       } else if (storage.kind === 'inverse') {
-        await within(this.#db.updateTable(`${target.table} as ${ROOT}`)
+        await within(this.#filters, this.#db.updateTable(`${target.table} as ${ROOT}`)
           .set({ [storage.column]: null })
           .where(`${ROOT}.${storage.column}`, '=', owner.id)
-          .where(`${ROOT}.${target.idColumn}`, '=', anyOf(targets.ids)), target, ROOT, targets.scope, aliases)
+          .where(this.#filters.idIn(`${ROOT}.${target.idColumn}`, targets.ids)), target, ROOT, targets.scope, aliases)
           .execute()
       } else {
         let unlink = this.#db.deleteFrom(`${storage.table} as j`)
           .where(`j.${storage.sourceKey}`, '=', owner.id)
-          .where(`j.${storage.targetKey}`, '=', anyOf(targets.ids))
-        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(targets, `j.${storage.targetKey}`, aliases))
+          .where(this.#filters.idIn(`j.${storage.targetKey}`, targets.ids))
+        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(this.#filters, targets, `j.${storage.targetKey}`, aliases))
         await unlink.execute()
       }
     })
@@ -550,6 +536,6 @@ export class KyselyRepository implements Repository {
 
   /** Faults of PostgreSQL, node-postgres, pg-pool, Kysely and sockets, by SQLSTATE, code and message. */
   faultOf (error: unknown): DatabaseFault | undefined {
-    return postgresFault(error)
+    return this.#engine.fault(error)
   }
 }

@@ -3,6 +3,7 @@ import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolv
 import type { FilterNode } from '../../schema/filter-nodes.js'
 import type { QueryLayer, RequiredRow } from '../../contracts/repository.js'
 import { AliasCounter, ROOT, rootOf, writeFilter, writeRequired, type FilterOutput, type Scan } from './compile-filter.js'
+import type { LikeOperator, SqlEngine } from './sql-engine.js'
 
 /**
  * The shape of a statement and the values it binds. Two statements of the same shape compile to the same SQL text,
@@ -32,6 +33,12 @@ class ShapeWriter {
   readonly values: unknown[] = []
   /** The identities of the distinct values so far (a statement binds a few: a list beats a map). */
   readonly #seen: unknown[] = []
+  /** How the engine binds lists (see `SqlEngine.listParameters`). */
+  readonly #lists: SqlEngine['listParameters']
+
+  constructor (engine: SqlEngine) {
+    this.#lists = engine.listParameters
+  }
 
   part (text: string): void {
     this.#key += `\u0001${text}`
@@ -47,13 +54,24 @@ class ShapeWriter {
     this.values.push(value)
   }
 
-  /** `anyOf(ids)`: `= $n` for one id, `= any($n)` (an array) for several. */
-  anyOf (ids: readonly string[]): void {
-    if (ids.length === 1) this.value(ids[0])
-    else {
-      this.part('any')
-      this.value([...ids])
+  /**
+   * A list of values (at least one) as the engine binds it: one array (its key part the same for every length), or
+   * one parameter per value (its key part counts them).
+   */
+  list (prefix: string, values: readonly unknown[]): void {
+    if (this.#lists === 'array') {
+      this.part(prefix)
+      this.value(values)
+    } else {
+      this.part(`${prefix}/${values.length}`)
+      for (const value of values) this.value(value)
     }
+  }
+
+  /** `FilterCompiler.idIn(ids)`: `= $n` for one id, a list for several. */
+  idIn (ids: readonly string[]): void {
+    if (ids.length === 1) this.value(ids[0])
+    else this.list('any', [...ids])
   }
 
   shape (): StatementShape {
@@ -113,8 +131,12 @@ class FilterKey implements FilterOutput<void> {
   }
 
   list (column: string, negated: boolean, values: readonly unknown[]): void {
-    this.#writer.part(`${column} ${negated ? '<> all' : '= any'}`)
-    this.#writer.value(values)
+    this.#writer.list(`${column} ${negated ? 'not in' : 'in'}`, values)
+  }
+
+  like (column: string, operator: LikeOperator, pattern: unknown): void {
+    this.#writer.part(`${column} ${operator}`)
+    this.#writer.value(pattern)
   }
 
   match (column: string, query: unknown): void {
@@ -166,15 +188,15 @@ function writeWhere (writer: ShapeWriter, where: FilterNode | undefined, owner: 
  * relationship (its subquery binds the related type's scope) or a custom operator is compiled each time. A read of
  * one row by its id alone (`GET /<type>/<id>` of a type without a scope) takes the key kept for its columns.
  */
-export function selectShape (layer: QueryLayer): StatementShape | undefined {
+export function selectShape (engine: SqlEngine, layer: QueryLayer): StatementShape | undefined {
   const { resource, where } = layer
   if (where?.kind === 'compare' && where.op === 'eq' && where.attribute === resource.idAttribute && where.value !== null &&
     !Array.isArray(where.value) && layer.sort.length === 0 && layer.page === undefined) {
     // The same key for every id: written once per columns and kept with the resource.
-    const key = resource.memo.get(BY_ID_KEYS, layer.columns.join(','), () => (writeSelectShape(layer) as StatementShape).key)
+    const key = resource.memo.get(BY_ID_KEYS, layer.columns.join(','), () => (writeSelectShape(engine, layer) as StatementShape).key)
     return { key, values: [where.value] }
   }
-  return writeSelectShape(layer)
+  return writeSelectShape(engine, layer)
 }
 
 /**
@@ -186,10 +208,10 @@ const BY_ID_KEYS = 'statement-key:by-id'
 const RELATED_KEYS = 'statement-key:related'
 const INSERT_KEYS = 'statement-key:insert'
 
-function writeSelectShape (layer: QueryLayer): StatementShape | undefined {
+function writeSelectShape (engine: SqlEngine, layer: QueryLayer): StatementShape | undefined {
   const { resource, page, sort } = layer
   if (sort.some((key) => key.path.length > 0)) return undefined
-  const writer = new ShapeWriter()
+  const writer = new ShapeWriter(engine)
   const root = rootOf(layer.where, sort)
   writer.part(`select:${resourceKey(resource)}:${root}:${layer.columns.join(',')}`)
   if (!writeWhere(writer, layer.where, resource, root)) return undefined
@@ -206,8 +228,8 @@ function writeSelectShape (layer: QueryLayer): StatementShape | undefined {
 }
 
 /** The shape of a layer's `count(*)` (`count`), or of the plan of its rows that estimates it (`estimate`). */
-export function countShape (layer: QueryLayer, kind: 'count' | 'estimate' = 'count'): StatementShape | undefined {
-  const writer = new ShapeWriter()
+export function countShape (engine: SqlEngine, layer: QueryLayer, kind: 'count' | 'estimate' = 'count'): StatementShape | undefined {
+  const writer = new ShapeWriter(engine)
   const root = rootOf(layer.where)
   writer.part(`${kind}:${resourceKey(layer.resource)}:${root}`)
   return writeWhere(writer, layer.where, layer.resource, root) ? writer.shape() : undefined
@@ -217,21 +239,22 @@ export function countShape (layer: QueryLayer, kind: 'count' | 'estimate' = 'cou
  * The shape of the related rows of some owners (see `findRelated`). The related rows of a type without a scope (an
  * include, mostly) take the keys kept for their relationship and columns.
  */
-export function relatedShape (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
-  if (layer.where !== undefined) return writeRelatedShape(owner, relationship, ownerIds, layer)
+export function relatedShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
   const one = ownerIds.length === 1
+  // An engine that binds each id of a list has a key per number of owners: not kept.
+  if (layer.where !== undefined || (!one && engine.listParameters !== 'array')) return writeRelatedShape(engine, owner, relationship, ownerIds, layer)
   // The key depends on the relationship, the related type, the columns and whether there is one owner or several.
   const decides = `${one ? '1' : 'n'}:${relationship.name}:${layer.resource.type}:${layer.columns.join(',')}`
-  const key = owner.memo.get(RELATED_KEYS, decides, () => (writeRelatedShape(owner, relationship, ownerIds, layer) as StatementShape).key)
-  // The values `ShapeWriter.anyOf` writes: the id, or a copy of the ids.
+  const key = owner.memo.get(RELATED_KEYS, decides, () => (writeRelatedShape(engine, owner, relationship, ownerIds, layer) as StatementShape).key)
+  // The values `ShapeWriter.idIn` writes: the id, or a copy of the ids as one array.
   return { key, values: one ? [ownerIds[0]] : [[...ownerIds]] }
 }
 
-function writeRelatedShape (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
-  const writer = new ShapeWriter()
+function writeRelatedShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
+  const writer = new ShapeWriter(engine)
   const root = relationship.storage.kind === 'inverse' ? rootOf(layer.where) : ROOT
   writer.part(`related:${resourceKey(owner)}:${storageKey(relationship)}:${resourceKey(layer.resource)}:${root}:${layer.columns.join(',')}`)
-  writer.anyOf(ownerIds)
+  writer.idIn(ownerIds)
   return writeWhere(writer, layer.where, layer.resource, root) ? writer.shape() : undefined
 }
 
@@ -244,14 +267,14 @@ const DISTINCT_VALUES = Array.from({ length: PLACEHOLDERS.length + 1 }, (_, coun
  * create of columns seen before takes the key kept for them with the resource, the same string: the cache's map finds
  * it without building, flattening and hashing a new one.
  */
-export function insertShape (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[]): StatementShape {
+export function insertShape (engine: SqlEngine, resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[]): StatementShape {
   const values = names.map((name) => row[name])
   if (values.length < DISTINCT_VALUES.length && allDifferent(values)) {
     const columns = `${names.join(',')}:${returning.join(',')}`
     const key = resource.memo.get(INSERT_KEYS, columns, () => `\u0001values:${resourceKey(resource)}:${columns}${DISTINCT_VALUES[values.length]}`)
     return { key, values }
   }
-  const writer = new ShapeWriter()
+  const writer = new ShapeWriter(engine)
   writer.part(`values:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`)
   for (const value of values) writer.value(value)
   return writer.shape()
@@ -269,8 +292,8 @@ function allDifferent (values: readonly unknown[]): boolean {
 }
 
 /** The shape of an `INSERT … SELECT … WHERE EXISTS …` of a row whose related rows must exist (see `insert`). */
-export function guardedInsertShape (resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[], requires: readonly RequiredRow[]): StatementShape | undefined {
-  const writer = new ShapeWriter()
+export function guardedInsertShape (engine: SqlEngine, resource: ResolvedResource, row: Readonly<Record<string, unknown>>, names: readonly string[], returning: readonly string[], requires: readonly RequiredRow[]): StatementShape | undefined {
+  const writer = new ShapeWriter(engine)
   writer.part(`insert:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`)
   for (const name of names) writer.value(row[name])
   const key = new FilterKey(writer)

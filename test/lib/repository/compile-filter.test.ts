@@ -25,6 +25,7 @@ import {
 } from '../../../lib/schema/filter-nodes.js'
 import { countShape, relatedShape, selectShape, type StatementShape } from '../../../lib/repository/kysely/statement-cache.js'
 import { resources } from '../../../examples/app/resources.js'
+import { POSTGRES } from '../../../lib/repository/kysely/postgres-engine.js'
 
 const RUNS = Number(process.env.FC_FILTER_RUNS ?? '3000')
 const SEED = process.env.FC_SEED === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(process.env.FC_SEED)
@@ -177,16 +178,16 @@ await t.test('a statement of a known key is the statement a fresh compilation wr
     let shape: StatementShape | undefined
     compiled.length = 0
     if (kind === 'select') {
-      shape = selectShape(layer)
+      shape = selectShape(POSTGRES, layer)
       await repository.findMany(layer)
     } else if (kind === 'count') {
-      shape = countShape(layer)
+      shape = countShape(POSTGRES, layer)
       // No rows to count: only the statement matters.
       await repository.count(layer).catch(() => {})
     } else {
       const [owner, name] = RELATED[resource.type]
       const relationship = owner.relationships.get(name)!
-      shape = relatedShape(owner, relationship, owners, layer)
+      shape = relatedShape(POSTGRES, owner, relationship, owners, layer)
       await repository.findRelated(owner, relationship, owners, layer)
     }
     if (compiled.length !== 1) throw new Error(`expected one statement, got ${compiled.length}`)
@@ -212,7 +213,7 @@ await t.test('a statement of a known key is the statement a fresh compilation wr
 })
 
 t.test('cannot: a filter with a subquery over an unaliased table', async (t) => {
-  const { compileFilter, AliasCounter } = await import('../../../lib/repository/kysely/compile-filter.js')
+  const { FilterCompiler, AliasCounter } = await import('../../../lib/repository/kysely/compile-filter.js')
   const computers = user.relationships.get('computers')!
-  t.throws(() => compileFilter(existsNode(computers, computer, undefined), user, '', new AliasCounter()), /needs its table aliased/)
+  t.throws(() => new FilterCompiler(POSTGRES).filter(existsNode(computers, computer, undefined), user, '', new AliasCounter()), /needs its table aliased/)
 })

@@ -6,7 +6,8 @@ import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { readFilter } from '../../../lib/request/read-filter.js'
 import { sortNode } from '../../../lib/query/query-tree.js'
 import { andNode, compareNode, constantNode, customNode, existsNode, fieldCompareNode, linkedToNode, notNode, orNode, referencesNode, type FilterNode } from '../../../lib/schema/filter-nodes.js'
-import { AliasCounter, compileFilter } from '../../../lib/repository/kysely/compile-filter.js'
+import { AliasCounter, FilterCompiler } from '../../../lib/repository/kysely/compile-filter.js'
+import { POSTGRES } from '../../../lib/repository/kysely/postgres-engine.js'
 import type { QueryLayer } from '../../../lib/contracts/repository.js'
 import type { ResolvedResource } from '../../../lib/schema/resolved.js'
 import { openTestDatabase } from '../../helpers/database.js'
@@ -119,7 +120,7 @@ t.test('a statement that names no other table names its own without an alias, it
   t.equal(counter.statements[7], 'select "r0"."id" from "samples" as "r0" where "r0"."label" = $1 order by "r0"."id" asc')
   await repository.estimateCount(layer(sample, { where: compareNode(label, 'eq', 'a') }))
   t.equal(counter.statements[8], 'explain (format json) select 1 as "one" from "samples" where "label" = $1')
-  t.throws(() => compileFilter(existsNode(parts, part, undefined), sample, '', new AliasCounter()), /needs its table aliased/, 'a subquery is never compiled against an unaliased table')
+  t.throws(() => new FilterCompiler(POSTGRES).filter(existsNode(parts, part, undefined), sample, '', new AliasCounter()), /needs its table aliased/, 'a subquery is never compiled against an unaliased table')
 })
 
 t.test('count runs the same filter; a to-many filter never duplicates rows', async (t) => {

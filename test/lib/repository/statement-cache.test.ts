@@ -14,6 +14,7 @@ import { resources } from '../../../examples/app/resources.js'
 import { openCacheApps } from '../../helpers/cache-apps.js'
 import { injectJsonApi } from '../../helpers/test-app.js'
 import { Memo } from '../../../lib/schema/memo.js'
+import { POSTGRES } from '../../../lib/repository/kysely/postgres-engine.js'
 
 t.test('a shape is learned from a compilation with distinct values, then served without compiling', async (t) => {
   const cache = new StatementCache(2)
@@ -224,7 +225,7 @@ t.test('insert shapes: values all different share a key, values alike in some pl
   const computer = { table: 'computers', idColumn: 'id', type: 'computer', memo: new Memo() } as never
   const names = ['owner_id', 'serial', 'name']
   const returning = ['id', 'serial']
-  const shape = (owner: unknown, serial: unknown, name: unknown): { key: string, values: readonly unknown[] } => insertShape(computer, { owner_id: owner, serial, name }, names, returning)
+  const shape = (owner: unknown, serial: unknown, name: unknown): { key: string, values: readonly unknown[] } => insertShape(POSTGRES, computer, { owner_id: owner, serial, name }, names, returning)
   const distinct = shape('1', 'A', 'B')
   t.same(distinct.values, ['1', 'A', 'B'], 'the values in the order of the names')
   t.equal(shape('2', 'C', 'D').key, distinct.key, 'other values, all different: the same shape')
@@ -235,24 +236,24 @@ t.test('insert shapes: values all different share a key, values alike in some pl
   t.not(shape('A', 'A', 'B').key, alike.key, 'alike in other places: another one')
   t.not(shape('1', [1, 2], [1, 2]).key, distinct.key, 'arrays are alike by their content')
   t.equal(shape('1', [1, 2], [1, 3]).key, distinct.key)
-  t.not(insertShape(computer, { owner_id: '1', serial: 'A' }, ['owner_id', 'serial'], returning).key, distinct.key, 'other columns: another shape')
-  t.not(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id']).key, distinct.key, 'other columns returned: another shape')
+  t.not(insertShape(POSTGRES, computer, { owner_id: '1', serial: 'A' }, ['owner_id', 'serial'], returning).key, distinct.key, 'other columns: another shape')
+  t.not(insertShape(POSTGRES, computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id']).key, distinct.key, 'other columns returned: another shape')
   // A key kept with the resource is reused for the same columns only: other columns, in another order, other returned columns.
-  const reordered = insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, ['serial', 'owner_id', 'name'], returning)
+  const reordered = insertShape(POSTGRES, computer, { owner_id: '1', serial: 'A', name: 'B' }, ['serial', 'owner_id', 'name'], returning)
   t.not(reordered.key, distinct.key, 'the same columns in another order: another shape')
   t.same(reordered.values, ['A', '1', 'B'])
-  const renamed = insertShape(computer, { owner_id: '1', serial: 'A', label: 'B' }, ['owner_id', 'serial', 'label'], returning)
+  const renamed = insertShape(POSTGRES, computer, { owner_id: '1', serial: 'A', label: 'B' }, ['owner_id', 'serial', 'label'], returning)
   t.not(renamed.key, distinct.key, 'as many columns, one of them another: another shape')
   t.equal(shape('3', 'E', 'F').key, distinct.key, 'and back to the first columns: the first shape')
-  t.not(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id', 'name']).key, distinct.key, 'as many returned columns, one of them another: another shape')
-  t.equal(insertShape(computer, { owner_id: '1', serial: 'A', name: 'B' }, [...names], [...returning]).key, distinct.key, 'equal arrays, not the same ones: the same shape')
+  t.not(insertShape(POSTGRES, computer, { owner_id: '1', serial: 'A', name: 'B' }, names, ['id', 'name']).key, distinct.key, 'as many returned columns, one of them another: another shape')
+  t.equal(insertShape(POSTGRES, computer, { owner_id: '1', serial: 'A', name: 'B' }, [...names], [...returning]).key, distinct.key, 'equal arrays, not the same ones: the same shape')
   const other = { table: 'laptops', idColumn: 'id', type: 'laptop', memo: new Memo() } as never
-  t.not(insertShape(other, { owner_id: '1', serial: 'A', name: 'B' }, names, returning).key, distinct.key, 'another table: another shape')
+  t.not(insertShape(POSTGRES, other, { owner_id: '1', serial: 'A', name: 'B' }, names, returning).key, distinct.key, 'another table: another shape')
   t.equal(shape('4', 'G', 'H').key, distinct.key)
   const many = Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`c${index}`, index]))
-  const wide = insertShape(computer, many, Object.keys(many), returning)
+  const wide = insertShape(POSTGRES, computer, many, Object.keys(many), returning)
   t.equal(wide.values.length, 20, 'more values than the precomputed keys go')
-  t.equal(insertShape(computer, Object.fromEntries(Object.keys(many).map((name, index) => [name, index + 100])), Object.keys(many), returning).key, wide.key)
+  t.equal(insertShape(POSTGRES, computer, Object.fromEntries(Object.keys(many).map((name, index) => [name, index + 100])), Object.keys(many), returning).key, wide.key)
 })
 
 t.test('kept keys: a read by id alone and the related rows of a relationship take the key the shape writer writes', async (t) => {
@@ -266,7 +267,7 @@ t.test('kept keys: a read by id alone and the related rows of a relationship tak
   const computers = user.relationships.get('computers')!
   const owner = computer.relationships.get('owner')!
   const columns = ['name', 'email']
-  const byId = (id: unknown, parts: Record<string, unknown> = {}) => selectShape({ resource: user, where: compareNode(user.idAttribute, 'eq', id), sort: [], page: undefined, columns, include: [], ...parts })!
+  const byId = (id: unknown, parts: Record<string, unknown> = {}) => selectShape(POSTGRES, { resource: user, where: compareNode(user.idAttribute, 'eq', id), sort: [], page: undefined, columns, include: [], ...parts })!
   const first = byId('1')
   t.same(first.values, ['1'])
   const kept = byId('2')
@@ -279,24 +280,24 @@ t.test('kept keys: a read by id alone and the related rows of a relationship tak
   t.not(byId('3', { sort: [sortNode([], user.attributes.get('name')!)] }).key, first.key, 'an order: another key')
   t.not(byId('3', { where: andNode([compareNode(user.idAttribute, 'eq', '3'), constantNode(true)]) }).key, first.key, 'a scope beside the id: another key')
   t.not(byId('3', { where: compareNode(user.idAttribute, 'ne', '3') }).key, first.key, 'another operator: another key')
-  const sameColumns = selectShape({ resource: computer, where: compareNode(computer.idAttribute, 'eq', '1'), sort: [], page: undefined, columns, include: [] })!
+  const sameColumns = selectShape(POSTGRES, { resource: computer, where: compareNode(computer.idAttribute, 'eq', '1'), sort: [], page: undefined, columns, include: [] })!
   t.not(sameColumns.key, first.key, 'another type with the same columns array: its own key')
   t.equal(byId('4').key, first.key, 'and the first type keeps its key')
 
   const layer = (parts: Record<string, unknown> = {}) => ({ resource: computer, where: undefined, sort: [], page: undefined, columns: ['serial'], include: [], ...parts })
   const shared = layer()
-  const one = relatedShape(user, computers, ['1'], shared)!
+  const one = relatedShape(POSTGRES, user, computers, ['1'], shared)!
   t.same(one.values, ['1'])
-  t.equal(relatedShape(user, computers, ['2'], shared)!.key, one.key, 'one owner: the same key')
-  const several = relatedShape(user, computers, ['1', '2'], shared)!
+  t.equal(relatedShape(POSTGRES, user, computers, ['2'], shared)!.key, one.key, 'one owner: the same key')
+  const several = relatedShape(POSTGRES, user, computers, ['1', '2'], shared)!
   t.not(several.key, one.key, 'several owners: another key')
   t.same(several.values, [['1', '2']], 'the ids as one array')
-  const again = relatedShape(user, computers, ['3', '4', '5'], shared)!
+  const again = relatedShape(POSTGRES, user, computers, ['3', '4', '5'], shared)!
   t.equal(again.key, several.key)
   t.same(again.values, [['3', '4', '5']])
-  t.equal(relatedShape(user, computers, ['6'], layer())!.key, one.key, 'another layer of the same columns: the key the writer writes')
-  t.not(relatedShape(user, computers, ['6'], layer({ columns: ['name'] }))!.key, one.key, 'other columns: another key')
-  t.not(relatedShape(user, computers, ['6'], layer({ where: constantNode(true) }))!.key, one.key, 'a scope: another key')
-  t.not(relatedShape(computer, owner, ['6'], layer({ resource: user }))!.key, one.key, 'another relationship: another key')
-  t.equal(relatedShape(user, computers, ['7'], shared)!.key, one.key)
+  t.equal(relatedShape(POSTGRES, user, computers, ['6'], layer())!.key, one.key, 'another layer of the same columns: the key the writer writes')
+  t.not(relatedShape(POSTGRES, user, computers, ['6'], layer({ columns: ['name'] }))!.key, one.key, 'other columns: another key')
+  t.not(relatedShape(POSTGRES, user, computers, ['6'], layer({ where: constantNode(true) }))!.key, one.key, 'a scope: another key')
+  t.not(relatedShape(POSTGRES, computer, owner, ['6'], layer({ resource: user }))!.key, one.key, 'another relationship: another key')
+  t.equal(relatedShape(POSTGRES, user, computers, ['7'], shared)!.key, one.key)
 })

@@ -1,0 +1,64 @@
+import type { CompiledQuery, Expression, Kysely, RawBuilder, SqlBool } from 'kysely'
+import type { Row } from '../../schema/fields.js'
+import type { ResourceGraph } from '../../schema/resolved.js'
+import type { DatabaseFault } from '../../errors/database-faults.js'
+import type { EnforcedForeignKeys } from './enforced-foreign-keys.js'
+
+/** The pattern operators of the filter language, as SQL writes them. */
+export type LikeOperator = 'like' | 'not like' | 'ilike' | 'not ilike'
+
+/**
+ * What differs between the database engines under the Kysely repository: everything else it writes is Kysely's
+ * portable query builder. The repository finds its engine from the Kysely instance it is given (see `engineOf`) and
+ * never names an engine itself; the filter compiler, the statement keys, the keyset pages and the catalog reads ask
+ * the engine for the pieces that are not the same everywhere.
+ *
+ * An engine is a value without state: one object per engine, shared by every registration.
+ */
+export interface SqlEngine {
+  /** The engine's name, as messages name it. */
+  readonly name: string
+
+  /**
+   * How a list of values is bound: as one array parameter (`= any($1)`: the statement's text does not depend on how
+   * many values there are), or one parameter per value (`in (?, ?, ?)`: a statement key must count them).
+   */
+  readonly listParameters: 'array' | 'each'
+  /** `column = any(values)` (or `in`), or `column <> all(values)` (`not in`) when `negated`; at least one value. */
+  readonly inList: (column: Expression<unknown>, negated: boolean, values: readonly unknown[]) => Expression<SqlBool>
+  /**
+   * `column like pattern` and its variants: `%` and `_` are the only wildcards (`\` escapes them); `like` and `not like`
+   * are case-sensitive and `ilike` and `not ilike` case-insensitive, whatever the column's collation.
+   */
+  readonly like: (column: Expression<unknown>, operator: LikeOperator, pattern: unknown) => Expression<SqlBool>
+  /** The value of `column` matches a web search query (`match`): the engine's full-text search or its nearest equivalent. */
+  readonly match: (column: Expression<unknown>, query: unknown) => Expression<SqlBool>
+
+  /** The text of a key's value, as the engine prints it: a cursor holds it, and the engine reads it back as the same value. */
+  readonly asText: (value: Expression<unknown>) => RawBuilder<unknown>
+  /** What ends a SELECT of the rows aliased `alias` so that they stay locked until the transaction ends. */
+  readonly lockRows: (alias: string) => RawBuilder<unknown>
+
+  /**
+   * The rows of a SELECT in batches of `size`, read within the transaction `db` (a server-side cursor named `name` on
+   * PostgreSQL): an unpaged read holds one batch at a time. Stopped early, it releases what it holds.
+   */
+  readonly batches: (db: Kysely<any>, query: CompiledQuery, size: number, name: string) => AsyncIterable<Row[]>
+  /** The statement that estimates the rows of a SELECT without reading them (PostgreSQL: `EXPLAIN (FORMAT JSON)`). */
+  readonly estimate: (select: CompiledQuery) => CompiledQuery<Record<string, unknown>>
+  /** The number of rows an {@link estimate} statement's rows expect. */
+  readonly estimatedRows: (rows: ReadonlyArray<Record<string, unknown>>) => number
+
+  /**
+   * A failed statement's error as the repository reports it: a `StorageError` for a constraint, a value the database
+   * refused or a fault; any other error unchanged.
+   */
+  readonly storageError: (error: unknown) => unknown
+  /** The fault (`unavailable`, `timeout`, `conflict`) an error of the engine's driver is, if any. */
+  readonly fault: (error: unknown) => DatabaseFault | undefined
+
+  /** Reads from the catalog which relationships stored in a row the database's foreign keys enforce. */
+  readonly readForeignKeys: (db: Kysely<any>, graph: ResourceGraph) => Promise<EnforcedForeignKeys>
+  /** Checks that every table and column the declarations need exists (throws `DatabaseSchemaError`). */
+  readonly checkSchema: (db: Kysely<any>, graph: ResourceGraph) => Promise<void>
+}

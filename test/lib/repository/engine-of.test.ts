@@ -1,0 +1,42 @@
+/**
+ * The engine of a Kysely instance (lib/repository/kysely/engine-of.ts): PostgreSQL for every adapter built on
+ * Kysely's `PostgresAdapter`; any other dialect is refused by name when the repository is made, and so when the
+ * plugin is registered, never at the first statement.
+ */
+import t from 'tap'
+import Fastify from 'fastify'
+import { DummyDriver, Kysely, MysqlAdapter, MysqlIntrospector, MysqlQueryCompiler, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type DialectAdapter } from 'kysely'
+import { jsonApi, JsonApiPostgresDialect, KyselyRepository } from '../../../lib/index.js'
+import { engineOf } from '../../../lib/repository/kysely/engine-of.js'
+import { POSTGRES } from '../../../lib/repository/kysely/postgres-engine.js'
+import { resources } from '../../../examples/app/resources.js'
+
+function kyselyWith (adapter: DialectAdapter, introspector: (db: Kysely<any>) => any, compiler: () => any): Kysely<any> {
+  return new Kysely<any>({
+    dialect: { createAdapter: () => adapter, createDriver: () => new DummyDriver(), createIntrospector: introspector, createQueryCompiler: compiler },
+  })
+}
+
+t.test('PostgreSQL adapters, Kysely\'s own and the library\'s dialect, are the PostgreSQL engine', async (t) => {
+  const plain = kyselyWith(new PostgresAdapter(), (db) => new PostgresIntrospector(db), () => new PostgresQueryCompiler())
+  t.equal(engineOf(plain), POSTGRES)
+  const library = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool: {} as never }) })
+  t.equal(engineOf(library), POSTGRES)
+  t.ok(Object.isFrozen(POSTGRES), 'an engine is a frozen value')
+  await plain.destroy()
+})
+
+t.test('cannot: a repository or a registration on a dialect the repository does not run on', async (t) => {
+  const others = [
+    ['MysqlAdapter', kyselyWith(new MysqlAdapter(), (db) => new MysqlIntrospector(db), () => new MysqlQueryCompiler())],
+    ['SqliteAdapter', kyselyWith(new SqliteAdapter(), (db) => new SqliteIntrospector(db), () => new SqliteQueryCompiler())],
+  ] as const
+  for (const [name, db] of others) {
+    const refusal = new RegExp(`dialect \\(adapter ${name}\\) is not one the repository runs on`)
+    t.throws(() => new KyselyRepository(db), refusal, `${name}: the repository refuses it`)
+    const app = Fastify()
+    app.register(jsonApi, { db, resources })
+    await t.rejects(async () => { await app.ready() }, refusal, `${name}: the registration fails, naming the adapter`)
+    await app.close().catch(() => {})
+  }
+})
