@@ -17,6 +17,7 @@
  * - `BENCH_SERVERS`     comma-separated servers (default library,library-own-kysely,plain-pg,hand-written; library and plain-pg always
  *                       run; library-scoped is added when BENCH_SCOPE is set)
  * - `BENCH_POOL_SIZE`   `pg` pool size of both servers (default 10)
+ * - `BENCH_IDLE_TIMEOUT` ms an idle pool connection stays open, in every server (default 60000; see servers/serve.ts)
  * - `BENCH_SCENARIOS`   comma-separated scenario ids to run (default all: read,list,read-include,list-include,create)
  * - `BENCH_PROFILE`     a directory: run the servers under `node --cpu-prof`, profiles in `<dir>/<server>-<scenario>/`
  *                       (summarize one with `node --import tsx bench/profile-summary.ts <dir>/<server>-<scenario>`)

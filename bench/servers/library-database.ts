@@ -3,8 +3,8 @@
  * `createPostgresDatabase`, with the pool size every benchmark server has (`serve.ts`).
  */
 import { createPostgresDatabase, type PostgresDatabase } from '../../lib/index.js'
-import { POOL_SIZE, benchDatabaseUrl } from './serve.js'
+import { POOL_SETTINGS, benchDatabaseUrl } from './serve.js'
 
 export async function openLibraryDatabase (): Promise<PostgresDatabase<any>> {
-  return await createPostgresDatabase<any>({ connectionString: benchDatabaseUrl(), pool: { max: POOL_SIZE } })
+  return await createPostgresDatabase<any>({ connectionString: benchDatabaseUrl(), pool: { ...POOL_SETTINGS } })
 }

@@ -8,9 +8,9 @@ import pg from 'pg'
 import { Kysely } from 'kysely'
 import { JsonApiPostgresDialect } from '../../lib/index.js'
 import { buildApp } from '../../examples/app/app.js'
-import { POOL_SIZE, benchDatabaseUrl, serveBuilt } from './serve.js'
+import { POOL_SETTINGS, benchDatabaseUrl, serveBuilt } from './serve.js'
 
-const pool = new pg.Pool({ connectionString: benchDatabaseUrl(), max: POOL_SIZE })
+const pool = new pg.Pool({ connectionString: benchDatabaseUrl(), ...POOL_SETTINGS })
 pool.on('error', () => {})
 const db = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool }) })
 const close = (): Promise<void> => db.destroy()

@@ -16,6 +16,17 @@ import pg from 'pg'
 /** The size of each server's connection pool (as many as autocannon's default connections). */
 export const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10)
 
+/**
+ * How long an idle connection of each server's pool stays open (ms). A server waits while the others are measured:
+ * up to 2 × (servers − 1) slices between two of its own (the order, then the reverse), 12 s with four servers. At
+ * pg-pool's default (10 s), the servers at the ends of the order, and only they, then opened their connections
+ * again in every other slice (`BENCH_IDLE_TIMEOUT=10000` shows it). A minute covers every wait of a run.
+ */
+export const IDLE_TIMEOUT = Number(process.env.BENCH_IDLE_TIMEOUT ?? 60_000)
+
+/** The `pg.Pool` settings of every server. */
+export const POOL_SETTINGS = { max: POOL_SIZE, idleTimeoutMillis: IDLE_TIMEOUT } as const
+
 /** The benchmark database's URL, from `bench/run.ts`. */
 export function benchDatabaseUrl (): string {
   const connectionString = process.env.BENCH_DATABASE_URL
@@ -27,7 +38,7 @@ export function benchDatabaseUrl (): string {
 
 /** A `pg` pool on the benchmark database, the same settings in every server. */
 export function openPool (): pg.Pool {
-  return new pg.Pool({ connectionString: benchDatabaseUrl(), max: POOL_SIZE })
+  return new pg.Pool({ connectionString: benchDatabaseUrl(), ...POOL_SETTINGS })
 }
 
 /**
