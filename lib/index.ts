@@ -15,6 +15,7 @@ export type {
   ClientIdPolicy,
   DerivedAttribute,
   DerivedRow,
+  EngineName,
   FilterOperator,
   FilterOperatorContext,
   IdDeclaration,
@@ -62,6 +63,8 @@ export { swaggerOptions } from './openapi/swagger-options.js'
 export type { OpenApiDocumentOptions, SwaggerPluginOptions } from './openapi/swagger-options.js'
 export { createPostgresDatabase, withCallbackQueries } from './database/postgres-database.js'
 export { JsonApiPostgresDialect } from './database/postgres-driver.js'
+export { createSqliteDatabase } from './database/sqlite-database.js'
+export type { SqliteDatabase, SqliteDatabaseOptions } from './database/sqlite-database.js'
 export type { PgClientClass, PostgresDatabase, PostgresDatabaseOptions } from './database/postgres-database.js'
 
 export default jsonApi

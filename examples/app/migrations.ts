@@ -7,21 +7,48 @@
  * Foreign key columns are all indexed: by an explicit index, or by a unique constraint whose index starts with the
  * column (`user_bios.user_id`, `workplaces.user_id`, `parent_to_child_associations.parent_id`).
  */
-import { sql, type Migration } from 'kysely'
+import { sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely'
 import { migrateWith } from '../shared/migrator.js'
+import { engineOf } from '../shared/engine.js'
+
+/**
+ * A table with its `id` column: `serial` on PostgreSQL, `integer primary key autoincrement` on SQLite (an id is never
+ * used twice, as with a sequence).
+ */
+function createTable (db: Kysely<any>, name: string): CreateTableBuilder<string, 'id'> {
+  const table = db.schema.createTable(name)
+  return engineOf(db) === 'sqlite'
+    ? table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
+    : table.addColumn('id', 'serial', (col) => col.primaryKey())
+}
+
+/** The column types that differ: PostgreSQL's own, and SQLite's storage of the same values (JSON as text). */
+function types (db: Kysely<any>) {
+  const sqlite = engineOf(db) === 'sqlite'
+  return {
+    /** A list of words: `text[]`, or a JSON array on SQLite. */
+    words: sqlite ? sql`text` : sql`text[]`,
+    noWords: sqlite ? sql`'[]'` : sql`'{}'`,
+    /** A JSON document: `jsonb`, or JSON text on SQLite. */
+    json: sqlite ? sql`text` : sql`jsonb`,
+    /** A UUID made by the database: `gen_random_uuid()`, or a random version 4 UUID built by SQLite. */
+    uuid: sqlite ? sql`text` : sql`uuid`,
+    newUuid: sqlite
+      ? sql`(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))`
+      : sql`gen_random_uuid()`,
+    /** Today, as the column's default. */
+    today: sqlite ? sql`(current_date)` : sql`current_date`,
+  }
+}
 
 const migrations: Record<string, Migration> = {
   '0001_groups_and_users': {
     async up (db) {
-      await db.schema
-        .createTable('groups')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'groups')
         .addColumn('name', 'text', (col) => col.notNull())
         .execute()
 
-      await db.schema
-        .createTable('users')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'users')
         .addColumn('name', 'text', (col) => col.notNull())
         .addColumn('first_name', 'text')
         .addColumn('last_name', 'text')
@@ -30,8 +57,8 @@ const migrations: Record<string, Migration> = {
         .addColumn('status', 'text', (col) => col.notNull().defaultTo('active'))
         .addColumn('birth_date', 'date')
         .addColumn('gender', 'text')
-        .addColumn('words', sql`text[]`, (col) => col.notNull().defaultTo(sql`'{}'`))
-        .addColumn('date_create', 'date', (col) => col.notNull().defaultTo(sql`current_date`))
+        .addColumn('words', types(db).words, (col) => col.notNull().defaultTo(types(db).noWords))
+        .addColumn('date_create', 'date', (col) => col.notNull().defaultTo(types(db).today))
         .addColumn('group_id', 'integer', (col) => col.references('groups.id').onDelete('set null'))
         .execute()
       await db.schema.createIndex('users_group_id_index').on('users').column('group_id').execute()
@@ -44,9 +71,7 @@ const migrations: Record<string, Migration> = {
 
   '0002_user_dependents': {
     async up (db) {
-      await db.schema
-        .createTable('computers')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'computers')
         .addColumn('serial', 'text')
         .addColumn('name', 'text')
         .addColumn('owner_id', 'integer', (col) => col.references('users.id').onDelete('set null'))
@@ -54,17 +79,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('computers_owner_id_index').on('computers').column('owner_id').execute()
 
       // One bio per user: the unique constraint also indexes `user_id`.
-      await db.schema
-        .createTable('user_bios')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'user_bios')
         .addColumn('birth_city', 'text', (col) => col.notNull())
         .addColumn('favourite_movies', 'text')
         .addColumn('user_id', 'integer', (col) => col.notNull().unique().references('users.id').onDelete('cascade'))
         .execute()
 
-      await db.schema
-        .createTable('posts')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'posts')
         .addColumn('title', 'text', (col) => col.notNull())
         .addColumn('body', 'text', (col) => col.notNull().defaultTo(''))
         .addColumn('user_id', 'integer', (col) => col.notNull().references('users.id').onDelete('cascade'))
@@ -72,9 +93,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('posts_user_id_index').on('posts').column('user_id').execute()
 
       // At most one workplace per user: the unique constraint also indexes `user_id`.
-      await db.schema
-        .createTable('workplaces')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'workplaces')
         .addColumn('name', 'text', (col) => col.notNull())
         .addColumn('user_id', 'integer', (col) => col.unique().references('users.id').onDelete('set null'))
         .execute()
@@ -89,22 +108,16 @@ const migrations: Record<string, Migration> = {
 
   '0003_parents_and_children': {
     async up (db) {
-      await db.schema
-        .createTable('parents')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'parents')
         .addColumn('name', 'text', (col) => col.notNull())
         .execute()
 
-      await db.schema
-        .createTable('children')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'children')
         .addColumn('name', 'text', (col) => col.notNull())
         .execute()
 
       // The unique (parent_id, child_id) constraint also indexes `parent_id` (its leading column).
-      await db.schema
-        .createTable('parent_to_child_associations')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'parent_to_child_associations')
         .addColumn('extra_data', 'varchar(50)')
         .addColumn('parent_id', 'integer', (col) => col.notNull().references('parents.id').onDelete('cascade'))
         .addColumn('child_id', 'integer', (col) => col.notNull().references('children.id').onDelete('cascade'))
@@ -127,9 +140,9 @@ const migrations: Record<string, Migration> = {
     async up (db) {
       await db.schema
         .createTable('photos')
-        .addColumn('id', 'uuid', (col) => col.primaryKey().defaultTo(sql`gen_random_uuid()`))
+        .addColumn('id', types(db).uuid, (col) => col.primaryKey().defaultTo(types(db).newUuid))
         .addColumn('name', 'text', (col) => col.notNull())
-        .addColumn('words', 'jsonb')
+        .addColumn('words', types(db).json)
         .execute()
     },
     async down (db) {
@@ -140,9 +153,7 @@ const migrations: Record<string, Migration> = {
   // Private notes: a note belongs to the user who wrote it and is visible to that user only (see resources.ts).
   '0005_notes': {
     async up (db) {
-      await db.schema
-        .createTable('notes')
-        .addColumn('id', 'serial', (col) => col.primaryKey())
+      await createTable(db, 'notes')
         .addColumn('text', 'text', (col) => col.notNull())
         .addColumn('owner_id', 'integer', (col) => col.notNull().references('users.id').onDelete('cascade'))
         .execute()

@@ -26,7 +26,11 @@ const defineExampleResource = defineResourceFor<ExampleContext>()
 export const jsonbContains = defineOperator({
   name: 'jsonb_contains',
   schema: Type.Record(Type.String(), Type.Unknown()),
-  apply: ({ column, value }) => sql<boolean>`${column} @> ${JSON.stringify(value)}::jsonb`,
+  apply: ({ column, value, engine }) => {
+    if (engine === 'postgres') return sql<boolean>`${column} @> ${JSON.stringify(value)}::jsonb`
+    // SQLite (JSON text): every top-level member of `val` is in the object, equal as JSON.
+    return sql<boolean>`json_type(${column}) = 'object' and not exists (select 1 from json_each(${JSON.stringify(value)}) as m where json_extract(${column}, '$."' || m.key || '"') is not json_extract(${JSON.stringify(value)}, '$."' || m.key || '"'))`
+  },
 })
 
 /**
@@ -38,7 +42,12 @@ export const jsonbContains = defineOperator({
 export const wordsIn = defineOperator({
   name: 'in',
   schema: Type.Union([Type.String(), Type.Array(Type.String())]),
-  apply: ({ column, value }) => sql<boolean>`${column} && ${typeof value === 'string' ? [value] : value}::text[]`,
+  apply: ({ column, value, engine }) => {
+    const words = typeof value === 'string' ? [value] : value
+    if (engine === 'postgres') return sql<boolean>`${column} && ${words}::text[]`
+    // SQLite (a JSON array of strings): one of its elements is one of the words.
+    return sql<boolean>`exists (select 1 from json_each(${column}) as w where w.value in (select value from json_each(${JSON.stringify(words)})))`
+  },
 })
 
 /** A nullable string on the wire. */

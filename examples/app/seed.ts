@@ -5,8 +5,11 @@
  * against a real PostgreSQL does not duplicate it.
  */
 import type { Kysely } from 'kysely'
+import { engineOf } from '../shared/engine.js'
 
 export async function seed (db: Kysely<any>): Promise<void> {
+  // A list of words: a `text[]` on PostgreSQL, a JSON array on SQLite.
+  const words = (list: string[]): unknown => engineOf(db) === 'sqlite' ? JSON.stringify(list) : list
   await db.transaction().execute(async (trx) => {
     const existing = await trx
       .selectFrom('users')
@@ -21,6 +24,7 @@ export async function seed (db: Kysely<any>): Promise<void> {
       .executeTakeFirstOrThrow()
     await trx.insertInto('groups').values({ name: 'Designers' }).execute()
 
+    // Every row names the same columns: SQLite has no DEFAULT in a multi-row VALUES (Kysely writes NULL there).
     const [ada, grace, linus] = await trx
       .insertInto('users')
       .values([
@@ -32,7 +36,8 @@ export async function seed (db: Kysely<any>): Promise<void> {
           age: 36,
           birth_date: '1815-12-10',
           gender: 'female',
-          words: ['analytical', 'engine'],
+          status: 'active',
+          words: words(['analytical', 'engine']),
           group_id: engineers.id,
         },
         {
@@ -43,7 +48,8 @@ export async function seed (db: Kysely<any>): Promise<void> {
           age: 85,
           birth_date: '1906-12-09',
           gender: 'female',
-          words: ['cobol', 'compiler'],
+          status: 'active',
+          words: words(['cobol', 'compiler']),
           group_id: engineers.id,
         },
         {
@@ -51,7 +57,7 @@ export async function seed (db: Kysely<any>): Promise<void> {
           email: null,
           age: null,
           status: 'inactive',
-          words: [],
+          words: words([]),
         },
       ])
       .returning('id')
@@ -77,7 +83,7 @@ export async function seed (db: Kysely<any>): Promise<void> {
       .insertInto('posts')
       .values([
         { title: 'Notes on the Analytical Engine', body: 'The engine weaves algebraic patterns.', user_id: ada.id },
-        { title: 'Hello', user_id: ada.id },
+        { title: 'Hello', body: '', user_id: ada.id },
         { title: 'A bug in the relay', body: 'First actual case of bug being found.', user_id: grace.id },
       ])
       .execute()

@@ -9,7 +9,7 @@
  */
 import { relative } from 'node:path'
 import type { Kysely, KyselyConfig } from 'kysely'
-import { createPostgresDatabase } from '../../lib/index.js'
+import { createPostgresDatabase, createSqliteDatabase } from '../../lib/index.js'
 import type { ExampleSchema } from './example-schemas.js'
 import { openPreparedDatabase } from './prepared-database.js'
 
@@ -61,8 +61,35 @@ export function describePostgres (url: string): string {
   return `PostgreSQL ${user}${host}${name === '' ? '' : `, database ${name}`}`
 }
 
+/**
+ * The SQLite file of a `DATABASE_URL` of the form `sqlite:<path>` (`sqlite:./app.db`, `sqlite:data/app.db`), or
+ * `:memory:` for `sqlite::memory:`; undefined for any other URL.
+ */
+export function sqliteFilename (url: string): string | undefined {
+  if (!url.startsWith('sqlite:')) return undefined
+  const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
+  return path === '' ? undefined : path
+}
+
+/** The forms of `DATABASE_URL` the examples accept, for the message that refuses another. */
+export const DATABASE_URL_FORMS = 'postgres://… or postgresql://… (PostgreSQL), sqlite:<file> or sqlite::memory: (SQLite); unset: the embedded PGlite'
+
 export async function openDatabase (options: OpenDatabaseOptions): Promise<OpenDatabase> {
   const url = process.env.DATABASE_URL
+  const sqlite = url === undefined ? undefined : sqliteFilename(url)
+  if (sqlite !== undefined) {
+    const { db, close } = await createSqliteDatabase<any>({ filename: sqlite, log: options.log })
+    try {
+      await options.schema.migrate(db)
+    } catch (error) {
+      await close().catch(() => {})
+      throw error
+    }
+    return { db, close, description: sqlite === ':memory:' ? 'SQLite in memory' : `SQLite ${sqlite}` }
+  }
+  if (url !== undefined && url !== '' && !/^postgres(ql)?:\/\//.test(url)) {
+    throw new Error(`DATABASE_URL is not one of the accepted forms: ${DATABASE_URL_FORMS}`)
+  }
   if (url !== undefined && url !== '') {
     const statementTimeout = milliseconds('STATEMENT_TIMEOUT', 10_000)
     const { db, close } = await createPostgresDatabase<any>({

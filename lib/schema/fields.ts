@@ -115,6 +115,9 @@ export interface DerivedAttribute<Column extends string = string, Value = unknow
  */
 export type DerivedRow<Column extends string = string> = { readonly [K in Column]?: unknown }
 
+/** The database engines of the Kysely repository: `postgres` (PostgreSQL and PGlite) and `sqlite`. */
+export type EngineName = 'postgres' | 'sqlite'
+
 /** What a custom filter operator receives to build its SQL condition. */
 export interface FilterOperatorContext<V, T = any> {
   /** The attribute's column, qualified with the alias of its table in the query; `T` is the attribute's wire type. */
@@ -123,6 +126,8 @@ export interface FilterOperatorContext<V, T = any> {
   readonly value: V
   /** A Kysely expression builder (not bound to the query: build expressions with it, do not run queries). */
   readonly eb: ExpressionBuilder<any, any>
+  /** The database engine the condition is for: an operator may write its SQL once per engine. */
+  readonly engine: EngineName
 }
 
 /**

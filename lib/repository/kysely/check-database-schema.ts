@@ -117,15 +117,12 @@ export function quotedTable (table: string): string {
 }
 
 /**
- * Checks that every table and column the declarations need exists: one query over the catalog. A table resolves as
+ * The columns (and their types) of the tables that exist, from PostgreSQL's catalog in one query. A table resolves as
  * the plugin's queries resolve it (`to_regclass`: a qualified name in its schema, an unqualified one in the first
  * schema of the `search_path` that has it); tables, partitioned tables, views, materialized views and foreign tables
- * all count. Throws one {@link DatabaseSchemaError} listing everything missing.
+ * all count. A column's type is its domain's base type when it has a domain (a domain over jsonb holds JSON).
  */
-export async function checkDatabaseSchema (db: Kysely<any>, graph: ResourceGraph): Promise<void> {
-  const needs = schemaNeeds(graph)
-  const tables = [...new Set(needs.map((item) => item.table))]
-  // A column's type is its domain's base type when it has a domain (a domain over jsonb holds JSON).
+async function readPostgresColumns (db: Kysely<any>, tables: readonly string[]): Promise<Map<string, Map<string, string>>> {
   const { rows } = await sql<{ table: string; column: string | null; type: string | null }>`
     select t.name as "table", a.attname as "column", format_type(coalesce(nullif(ty.typbasetype, 0), a.atttypid), null) as "type"
     from unnest(${sql.val(tables)}::text[], ${sql.val(tables.map(quotedTable))}::text[]) as t(name, quoted)
@@ -139,6 +136,43 @@ export async function checkDatabaseSchema (db: Kysely<any>, graph: ResourceGraph
     if (row.column !== null) columns.set(row.column, row.type ?? '')
     found.set(row.table, columns)
   }
+  return found
+}
+
+/** How an engine's catalog answers the schema check. */
+export interface SchemaCatalog {
+  /** The columns and their types of those tables that exist, by table as declared. */
+  readonly readColumns: (db: Kysely<any>, tables: readonly string[]) => Promise<Map<string, Map<string, string>>>
+  /** Where unqualified tables are looked for, for the message (`main`, or read from the database). */
+  readonly path: string | ((db: Kysely<any>) => Promise<string>)
+  /** Whether column types are checked (JSON attributes in `jsonb`/`json` columns). */
+  readonly types: boolean
+}
+
+const POSTGRES_CATALOG: SchemaCatalog = {
+  readColumns: readPostgresColumns,
+  path: async (db) => {
+    const { rows: [path] } = await sql<{ path: string }>`select array_to_string(current_schemas(false), ', ') as "path"`.execute(db)
+    return path?.path ?? ''
+  },
+  types: true,
+}
+
+/**
+ * Checks on PostgreSQL that every table and column the declarations need exists (one query over the catalog; see
+ * {@link checkDatabaseSchemaWith}).
+ */
+export async function checkDatabaseSchema (db: Kysely<any>, graph: ResourceGraph): Promise<void> {
+  await checkDatabaseSchemaWith(db, graph, POSTGRES_CATALOG)
+}
+
+/**
+ * Checks that every table and column the declarations need exists, as the engine's catalog tells. Throws one
+ * {@link DatabaseSchemaError} listing everything missing (and, where the catalog's types are checked, mistyped).
+ */
+export async function checkDatabaseSchemaWith (db: Kysely<any>, graph: ResourceGraph, catalog: SchemaCatalog): Promise<void> {
+  const needs = schemaNeeds(graph).map((item) => catalog.types ? item : { ...item, types: undefined })
+  const found = await catalog.readColumns(db, [...new Set(needs.map((item) => item.table))])
   // The resources whose own table each table is: when it is missing, their fields need not be listed one by one.
   const owners = new Set(needs.filter((item) => item.field === undefined).map((item) => `${item.table}\u0000${item.resource}`))
   const missing = new Map<string, { table: string; column: string | undefined; neededBy: Map<string, SchemaNeed> }>()
@@ -163,14 +197,14 @@ export async function checkDatabaseSchema (db: Kysely<any>, graph: ResourceGraph
     missing.set(key, entry)
   }
   if (missing.size === 0 && mistyped.size === 0) return
-  const { rows: [path] } = await sql<{ path: string }>`select array_to_string(current_schemas(false), ', ') as "path"`.execute(db)
+  const searchPath = typeof catalog.path === 'string' ? catalog.path : await catalog.path(db)
   throw new DatabaseSchemaError(
     [...missing.values()].map((entry) => {
       // The resource whose table it is first, then the fields that need it, in declaration order.
       const neededBy = [...entry.neededBy.values()].sort((a, b) => Number(a.field !== undefined) - Number(b.field !== undefined))
       return Object.freeze({ table: entry.table, column: entry.column, neededBy: Object.freeze(neededBy) })
     }),
-    path?.path ?? '',
+    searchPath,
     [...mistyped.values()].map((entry) => Object.freeze({
       table: entry.table, column: entry.column, type: entry.type, expected: entry.expected, neededBy: Object.freeze([...entry.neededBy.values()]),
     })),

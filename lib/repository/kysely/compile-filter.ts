@@ -90,6 +90,8 @@ export function rootOf (where: FilterNode | undefined, sort: readonly SortNode[]
  * statement's parameters in order.
  */
 export interface FilterOutput<E> {
+  /** The engine the statement is for: the walker binds values as it says (`bind`, `likePattern`, `matchQuery`). */
+  readonly engine: SqlEngine
   /** `column operator $n`: one value, bound. */
   compare: (column: string, operator: string, value: unknown) => E
   /** `column is null`, or `is not null` when `negated`. */
@@ -141,26 +143,27 @@ function idIn<E> (output: FilterOutput<E>, column: string, ids: readonly string[
 
 function writeCompare<E> ({ output, alias }: Walk<E>, node: CompareNode): E {
   const column = columnOf(alias, node.attribute.column as string)
+  const { bind, likePattern, matchQuery } = output.engine
   const value = node.value
   switch (node.op) {
     case 'eq':
     case 'ne':
       if (value === null) return output.isNull(column, node.op === 'ne')
-      return output.compare(column, COMPARISONS[node.op], value)
+      return output.compare(column, COMPARISONS[node.op], bind(value))
     case 'gt':
     case 'ge':
     case 'lt':
     case 'le':
-      return output.compare(column, COMPARISONS[node.op], value)
+      return output.compare(column, COMPARISONS[node.op], bind(value))
     case 'between': {
       const [low, high] = value as [unknown, unknown]
-      return output.between(column, low, high)
+      return output.between(column, bind(low), bind(high))
     }
     case 'in_':
     case 'notin_': {
       const values = value as unknown[]
       if (values.length === 0) return output.literal(node.op === 'notin_')
-      return output.list(column, node.op === 'notin_', values)
+      return output.list(column, node.op === 'notin_', values.map(bind))
     }
     case 'is_':
       return output.isNull(column, false)
@@ -169,14 +172,16 @@ function writeCompare<E> ({ output, alias }: Walk<E>, node: CompareNode): E {
     case 'like':
     case 'notlike':
     case 'ilike':
-    case 'notilike':
-      return output.like(column, LIKES[node.op], value)
+    case 'notilike': {
+      const operator = LIKES[node.op]
+      return output.like(column, operator, likePattern(operator, value as string))
+    }
     case 'startswith':
-      return output.like(column, 'like', `${escapeLike(value as string)}%`)
+      return output.like(column, 'like', likePattern('like', `${escapeLike(value as string)}%`))
     case 'endswith':
-      return output.like(column, 'like', `%${escapeLike(value as string)}`)
+      return output.like(column, 'like', likePattern('like', `%${escapeLike(value as string)}`))
     case 'match':
-      return output.match(column, value)
+      return output.match(column, matchQuery(value as string))
   }
 }
 
@@ -297,6 +302,7 @@ export class FilterCompiler {
   constructor (engine: SqlEngine) {
     this.engine = engine
     this.#output = {
+      engine,
       compare: (column, operator, value) => EB(sql.ref(column), operator as ComparisonOperator, sql.val(value)),
       isNull: (column, negated) => EB(sql.ref(column), negated ? 'is not' : 'is', null),
       columns: (column, operator, other) => EB(sql.ref(column), operator as ComparisonOperator, sql.ref(other)),
@@ -316,7 +322,7 @@ export class FilterCompiler {
         for (const condition of scan.where) selected = selected.where(condition)
         return EB.exists(selected)
       },
-      custom: (node, column) => node.operator.apply({ column: sql.ref(column), value: node.value, eb: EB }),
+      custom: (node, column) => node.operator.apply({ column: sql.ref(column), value: node.value, eb: EB, engine: engine.id }),
     }
   }
 

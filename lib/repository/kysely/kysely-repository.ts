@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/fields.js'
-import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
 import {
   StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type QueryLayer, type RelatedRow,
   type Repository, type RequiredRow, type WriteTarget,
@@ -69,13 +69,44 @@ function refusedTarget (error: unknown, resource: ResolvedResource, constraints:
   return table === undefined || resource.table === table || resource.table.endsWith(`.${table}`)
 }
 
-function firstRow (rows: readonly Row[]): Row | undefined {
+function firstRow (rows: ReadonlyArray<Row | undefined>): Row | undefined {
   return rows[0]
 }
 
 /** The id column, then `columns` without it and without repeats: kept with the resource by the columns asked for. */
 function returnedColumns (resource: ResolvedResource, columns: readonly string[]): readonly string[] {
   return resource.memo.get('returned-columns', columns.join(','), () => Object.freeze([...new Set([resource.idColumn, ...columns])]))
+}
+
+/** The columns of a resource whose values the engine stores otherwise (see `SqlEngine.converts`), kept with it. */
+function storedColumns (engine: SqlEngine, resource: ResolvedResource): ReadonlyArray<readonly [string, ResolvedAttribute]> {
+  return resource.memo.get('stored-columns', engine.id, () => Object.freeze([...resource.attributes.values()]
+    .filter((attribute) => attribute.column !== undefined && attribute.derived === undefined && engine.converts(attribute))
+    .map((attribute) => [attribute.column as string, attribute] as const)))
+}
+
+/** Rows as PostgreSQL's driver would give them: the engine's stored forms converted, in place. */
+function readRows<R extends Row | undefined> (engine: SqlEngine, resource: ResolvedResource, rows: R[]): R[] {
+  const columns = storedColumns(engine, resource)
+  if (columns.length === 0) return rows
+  for (const row of rows) {
+    if (row === undefined) continue
+    for (const [column, attribute] of columns) {
+      if (Object.prototype.hasOwnProperty.call(row, column)) (row as Record<string, unknown>)[column] = engine.readStored(attribute, row[column])
+    }
+  }
+  return rows
+}
+
+/** Values to write, in the engine's stored forms. */
+function storedValues (engine: SqlEngine, resource: ResolvedResource, values: ColumnValues): ColumnValues {
+  const columns = storedColumns(engine, resource)
+  if (columns.length === 0) return values
+  const stored: Record<string, unknown> = { ...values }
+  for (const [column, attribute] of columns) {
+    if (Object.prototype.hasOwnProperty.call(stored, column)) stored[column] = engine.toStored(attribute, stored[column])
+  }
+  return stored
 }
 
 function stringId (value: unknown): string {
@@ -205,7 +236,7 @@ export class KyselyRepository implements Repository {
     const root = rootOf(layer.where, layer.sort)
     let builder = this.#where(layer, aliases, root).select(this.#columns(resource, layer.columns, root))
     if (page !== undefined || layer.sort.length > 0) {
-      for (const key of layer.sort) builder = builder.orderBy(compileSort(this.#filters, key, resource, root, aliases), key.descending ? 'desc' : 'asc')
+      for (const key of layer.sort) builder = builder.orderBy(sql`${compileSort(this.#filters, key, resource, root, aliases)} ${this.#engine.direction(key.descending)}`)
       if (!layer.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
         builder = builder.orderBy(columnOf(root, resource.idColumn), 'asc')
       }
@@ -216,7 +247,13 @@ export class KyselyRepository implements Repository {
   }
 
   findMany (layer: QueryLayer): Promise<Row[]> {
-    return this.#execute(this.#statements && selectShape(this.#engine, layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>)
+    return this.#read(layer.resource, this.#execute(this.#statements && selectShape(this.#engine, layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>))
+  }
+
+  /** Rows read, as PostgreSQL's driver would give them (see `SqlEngine.converts`): as they are on PostgreSQL. */
+  #read<R extends Row | undefined> (resource: ResolvedResource, rows: Promise<R[]>): Promise<R[]> {
+    const engine = this.#engine
+    return engine.convertsValues ? rows.then((read) => readRows(engine, resource, read)) : rows
   }
 
   scan<T> (work: (repository: Repository, batches: (layer: QueryLayer, size: number) => AsyncIterable<Row[]>) => Promise<T>): Promise<T> {
@@ -231,9 +268,12 @@ export class KyselyRepository implements Repository {
 
   /** The rows of a layer (every row, in its order) in batches, through a server-side cursor of the transaction. */
   async * #cursor (layer: QueryLayer, size: number, name: string): AsyncIterable<Row[]> {
-    const query = this.#selectMany({ ...layer, page: { offset: 0, limit: undefined } }).compile()
+    const select = (window?: { readonly limit: number, readonly offset: number }): CompiledQuery =>
+      this.#selectMany({ ...layer, page: { offset: window?.offset ?? 0, limit: window?.limit } }).compile()
+    const engine = this.#engine
     try {
-      yield * this.#engine.batches(this.#db, query, size, name)
+      if (!engine.convertsValues) yield * engine.batches(this.#db, select, size, name)
+      else for await (const rows of engine.batches(this.#db, select, size, name)) yield readRows(engine, layer.resource, rows)
     } catch (error) {
       throw this.#engine.storageError(error)
     }
@@ -254,7 +294,7 @@ export class KyselyRepository implements Repository {
     const nodes = keysetKeys(layer.sort, resource)
     const key = (index: number): string => `__fja_k${index}`
     const orderOf = (reverse: boolean, alias?: string) => sql.join(nodes.map((node, index) =>
-      sql`${sql.ref(alias === undefined ? key(index) : `${alias}.${key(index)}`)} ${sql.raw(node.descending !== reverse ? 'desc' : 'asc')}`))
+      sql`${sql.ref(alias === undefined ? key(index) : `${alias}.${key(index)}`)} ${this.#engine.direction(node.descending !== reverse)}`))
     // A column first (not the id): its values and its NULLs are read as two branches, each from its index range.
     const first = nodes[0]
     const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute
@@ -309,7 +349,7 @@ export class KyselyRepository implements Repository {
         // `__fja_part` and the keys' texts stay in the row: nothing reads them but this.
         page.push(row)
       }
-      return { rows: page, positions, earlier, later }
+      return { rows: this.#engine.convertsValues ? readRows(this.#engine, resource, page) : page, positions, earlier, later }
     })
   }
 
@@ -335,7 +375,7 @@ export class KyselyRepository implements Repository {
 
   findRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): Promise<RelatedRow[]> {
     if (ownerIds.length === 0) return Promise.resolve([])
-    return this.#execute(this.#statements && relatedShape(this.#engine, owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer))
+    return this.#read(layer.resource, this.#execute(this.#statements && relatedShape(this.#engine, owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer)))
       .then(relatedRows)
   }
 
@@ -368,6 +408,12 @@ export class KyselyRepository implements Repository {
   }
 
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
+    if (!this.#engine.convertsValues) return this.#insert(resource, values, id, columns, requires)
+    return this.#read(resource, this.#insert(resource, storedValues(this.#engine, resource, values), id, columns, requires).then((row) => [row]))
+      .then(firstRow)
+  }
+
+  #insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[]): Promise<Row | undefined> {
     const row = id === undefined ? values : { ...values, [resource.idColumn]: id }
     const names = Object.keys(row)
     const returning = returnedColumns(resource, columns)
@@ -393,8 +439,14 @@ export class KyselyRepository implements Repository {
   }
 
   update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
+    if (!this.#engine.convertsValues) return this.#update(target, values, columns, requires)
+    return this.#read(target.resource, this.#update(target, storedValues(this.#engine, target.resource, values), columns, requires).then((row) => [row]))
+      .then(firstRow)
+  }
+
+  #update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[]): Promise<Row | undefined> {
     const { resource, id, scope } = target
-    const returning = this.#columns(resource, columns, ROOT)
+    const returning = this.#columns(resource, columns, this.#engine.returningAlias(ROOT))
     const aliases = new AliasCounter()
     const names = Object.keys(values)
     if (names.length === 0) {

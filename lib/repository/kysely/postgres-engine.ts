@@ -26,7 +26,8 @@ function plannedRows (rows: ReadonlyArray<Record<string, unknown>>): number {
 }
 
 /** The rows of a SELECT through a server-side cursor of the transaction, `size` at a time. */
-async function * cursorBatches (db: Kysely<any>, query: CompiledQuery, size: number, name: string): AsyncIterable<Row[]> {
+async function * cursorBatches (db: Kysely<any>, select: () => CompiledQuery, size: number, name: string): AsyncIterable<Row[]> {
+  const query = select()
   await db.executeQuery(CompiledQuery.raw(`declare ${name} no scroll cursor for ${query.sql}`, [...query.parameters]))
   let open = true
   try {
@@ -45,8 +46,19 @@ async function * cursorBatches (db: Kysely<any>, query: CompiledQuery, size: num
  * PostgreSQL (and PGlite): lists bound as one array (`= any($1)`), `ilike`, full-text search with `websearch_to_tsquery`,
  * `FOR UPDATE OF`, server-side cursors, the planner's estimates, SQLSTATE codes, the `pg_catalog`.
  */
+const ASC = sql.raw('asc')
+const DESC = sql.raw('desc')
+
+function same<T> (value: T): T {
+  return value
+}
+
 export const POSTGRES: SqlEngine = Object.freeze<SqlEngine>({
+  id: 'postgres',
   name: 'PostgreSQL',
+  bind: same,
+  likePattern: (_operator, pattern) => pattern,
+  matchQuery: same,
   listParameters: 'array',
   inList: (column, negated, values) => negated
     ? EB(column, '<>', sql`all(${sql.val(values)})`)
@@ -54,11 +66,17 @@ export const POSTGRES: SqlEngine = Object.freeze<SqlEngine>({
   like: (column, operator, pattern) => EB(column, operator, pattern),
   match: (column, query) =>
     sql<boolean>`to_tsvector('simple', left(${column}, ${sql.lit(MATCH_TEXT_LENGTH)})) @@ websearch_to_tsquery('simple', ${query})`,
+  direction: (descending) => descending ? DESC : ASC,
   asText: (value) => sql`${value}::text`,
+  returningAlias: (alias) => alias,
   lockRows: (alias) => sql`for update of ${sql.raw(alias)}`,
   batches: cursorBatches,
   estimate: (select) => CompiledQuery.raw(`explain (format json) ${select.sql}`, [...select.parameters]) as CompiledQuery<Record<string, unknown>>,
   estimatedRows: plannedRows,
+  converts: () => false,
+  convertsValues: false,
+  readStored: (_attribute, value) => value,
+  toStored: (_attribute, value) => value,
   storageError: storageErrorFromPostgres,
   fault: postgresFault,
   readForeignKeys: readEnforcedForeignKeys,

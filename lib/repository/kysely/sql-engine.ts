@@ -1,8 +1,9 @@
 import type { CompiledQuery, Expression, Kysely, RawBuilder, SqlBool } from 'kysely'
-import type { Row } from '../../schema/fields.js'
-import type { ResourceGraph } from '../../schema/resolved.js'
+import type { EngineName, Row } from '../../schema/fields.js'
+import type { ResolvedAttribute, ResourceGraph } from '../../schema/resolved.js'
 import type { DatabaseFault } from '../../errors/database-faults.js'
 import type { EnforcedForeignKeys } from './enforced-foreign-keys.js'
+
 
 /** The pattern operators of the filter language, as SQL writes them. */
 export type LikeOperator = 'like' | 'not like' | 'ilike' | 'not ilike'
@@ -16,8 +17,17 @@ export type LikeOperator = 'like' | 'not like' | 'ilike' | 'not ilike'
  * An engine is a value without state: one object per engine, shared by every registration.
  */
 export interface SqlEngine {
+  /** The engine, as custom filter operators are told. */
+  readonly id: EngineName
   /** The engine's name, as messages name it. */
   readonly name: string
+
+  /** A filter's value (of `eq`, `in_`, `between` …) as the engine binds it: SQLite has no booleans. */
+  readonly bind: (value: unknown) => unknown
+  /** The value a pattern operator binds for `pattern` (see {@link like}). */
+  readonly likePattern: (operator: LikeOperator, pattern: string) => unknown
+  /** The value `match` binds for a query (see {@link match}). */
+  readonly matchQuery: (query: string) => unknown
 
   /**
    * How a list of values is bound: as one array parameter (`= any($1)`: the statement's text does not depend on how
@@ -31,19 +41,47 @@ export interface SqlEngine {
    * are case-sensitive and `ilike` and `not ilike` case-insensitive, whatever the column's collation.
    */
   readonly like: (column: Expression<unknown>, operator: LikeOperator, pattern: unknown) => Expression<SqlBool>
-  /** The value of `column` matches a web search query (`match`): the engine's full-text search or its nearest equivalent. */
+  /**
+   * The value of `column` matches a web search query (`match`), bound as {@link matchQuery} made it: the engine's
+   * full-text search or its nearest equivalent.
+   */
   readonly match: (column: Expression<unknown>, query: unknown) => Expression<SqlBool>
 
+  /**
+   * The direction of a key of `ORDER BY`, with NULLs where PostgreSQL puts them whatever the engine: after every
+   * value ascending, before every value descending (`asc nulls last` on SQLite, whose default is the reverse).
+   */
+  readonly direction: (descending: boolean) => RawBuilder<unknown>
   /** The text of a key's value, as the engine prints it: a cursor holds it, and the engine reads it back as the same value. */
   readonly asText: (value: Expression<unknown>) => RawBuilder<unknown>
+  /**
+   * How the columns an `UPDATE … RETURNING` of the table aliased `alias` returns are qualified: with the alias, or
+   * not at all (`''`: SQLite's RETURNING names no table).
+   */
+  readonly returningAlias: (alias: string) => string
   /** What ends a SELECT of the rows aliased `alias` so that they stay locked until the transaction ends. */
   readonly lockRows: (alias: string) => RawBuilder<unknown>
 
   /**
-   * The rows of a SELECT in batches of `size`, read within the transaction `db` (a server-side cursor named `name` on
-   * PostgreSQL): an unpaged read holds one batch at a time. Stopped early, it releases what it holds.
+   * The rows of a SELECT in batches of `size`, read within the transaction `db`: an unpaged read holds one batch at a
+   * time, and other statements may run between two batches. `select` compiles the SELECT, with a window when the
+   * engine reads it window by window (PostgreSQL reads it once, through a server-side cursor named `name`). Stopped
+   * early, it releases what it holds.
    */
-  readonly batches: (db: Kysely<any>, query: CompiledQuery, size: number, name: string) => AsyncIterable<Row[]>
+  readonly batches: (db: Kysely<any>, select: (window?: { readonly limit: number, readonly offset: number }) => CompiledQuery, size: number, name: string) => AsyncIterable<Row[]>
+
+  /**
+   * The attributes whose values the engine stores in another form than the driver gives and takes them (SQLite:
+   * booleans as 0 and 1, JSON and arrays as text), or none: the repository converts them in the rows it reads and
+   * the values it writes, so that every engine hands the service what PostgreSQL would.
+   */
+  readonly converts: (attribute: ResolvedAttribute) => boolean
+  /** Whether {@link converts} holds for any attribute at all (PostgreSQL: none, and nothing is looked at). */
+  readonly convertsValues: boolean
+  /** A stored value of an attribute that {@link converts}, as PostgreSQL's driver would give it. */
+  readonly readStored: (attribute: ResolvedAttribute, value: unknown) => unknown
+  /** A value of an attribute that {@link converts}, as the engine stores it. */
+  readonly toStored: (attribute: ResolvedAttribute, value: unknown) => unknown
   /** The statement that estimates the rows of a SELECT without reading them (PostgreSQL: `EXPLAIN (FORMAT JSON)`). */
   readonly estimate: (select: CompiledQuery) => CompiledQuery<Record<string, unknown>>
   /** The number of rows an {@link estimate} statement's rows expect. */

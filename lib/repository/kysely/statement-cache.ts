@@ -104,10 +104,12 @@ function resourceKey (resource: ResolvedResource): string {
  * whatever SQL it likes, its shape may depend on its value: its statement is compiled each time.
  */
 class FilterKey implements FilterOutput<void> {
+  readonly engine: SqlEngine
   readonly #writer: ShapeWriter
   cacheable = true
 
-  constructor (writer: ShapeWriter) {
+  constructor (engine: SqlEngine, writer: ShapeWriter) {
+    this.engine = engine
     this.#writer = writer
   }
 
@@ -171,12 +173,12 @@ class FilterKey implements FilterOutput<void> {
 }
 
 /** Writes the key of a statement's conditions over `owner` (aliased `alias`): false when it cannot have one. */
-function writeWhere (writer: ShapeWriter, where: FilterNode | undefined, owner: ResolvedResource, alias: string, aliases = new AliasCounter()): boolean {
+function writeWhere (engine: SqlEngine, writer: ShapeWriter, where: FilterNode | undefined, owner: ResolvedResource, alias: string, aliases = new AliasCounter()): boolean {
   if (where === undefined) {
     writer.part('all')
     return true
   }
-  const key = new FilterKey(writer)
+  const key = new FilterKey(engine, writer)
   writer.part('where(')
   writeFilter(key, where, owner, alias, aliases)
   writer.part(')')
@@ -214,7 +216,7 @@ function writeSelectShape (engine: SqlEngine, layer: QueryLayer): StatementShape
   const writer = new ShapeWriter(engine)
   const root = rootOf(layer.where, sort)
   writer.part(`select:${resourceKey(resource)}:${root}:${layer.columns.join(',')}`)
-  if (!writeWhere(writer, layer.where, resource, root)) return undefined
+  if (!writeWhere(engine, writer, layer.where, resource, root)) return undefined
   writer.part(`order:${sort.map((key) => `${key.attribute === resource.idAttribute ? '#' : ''}${key.attribute.column as string}${key.descending ? '-' : '+'}`).join(',')}`)
   if (page !== undefined) {
     writer.part('page')
@@ -232,7 +234,7 @@ export function countShape (engine: SqlEngine, layer: QueryLayer, kind: 'count' 
   const writer = new ShapeWriter(engine)
   const root = rootOf(layer.where)
   writer.part(`${kind}:${resourceKey(layer.resource)}:${root}`)
-  return writeWhere(writer, layer.where, layer.resource, root) ? writer.shape() : undefined
+  return writeWhere(engine, writer, layer.where, layer.resource, root) ? writer.shape() : undefined
 }
 
 /**
@@ -255,7 +257,7 @@ function writeRelatedShape (engine: SqlEngine, owner: ResolvedResource, relation
   const root = relationship.storage.kind === 'inverse' ? rootOf(layer.where) : ROOT
   writer.part(`related:${resourceKey(owner)}:${storageKey(relationship)}:${resourceKey(layer.resource)}:${root}:${layer.columns.join(',')}`)
   writer.idIn(ownerIds)
-  return writeWhere(writer, layer.where, layer.resource, root) ? writer.shape() : undefined
+  return writeWhere(engine, writer, layer.where, layer.resource, root) ? writer.shape() : undefined
 }
 
 /** `?0?1…?n-1`: the key part of `n` values that are all different (see `ShapeWriter.value`). */
@@ -296,7 +298,7 @@ export function guardedInsertShape (engine: SqlEngine, resource: ResolvedResourc
   const writer = new ShapeWriter(engine)
   writer.part(`insert:${resourceKey(resource)}:${names.join(',')}:${returning.join(',')}`)
   for (const name of names) writer.value(row[name])
-  const key = new FilterKey(writer)
+  const key = new FilterKey(engine, writer)
   writeRequired(key, requires, new AliasCounter())
   if (!key.cacheable) return undefined
   return writer.shape()

@@ -1,0 +1,119 @@
+import { CompiledQuery, expressionBuilder, sql, type Kysely } from 'kysely'
+import type { Row } from '../../schema/fields.js'
+import type { ResolvedAttribute, ResourceGraph } from '../../schema/resolved.js'
+import type { LikeOperator, SqlEngine } from './sql-engine.js'
+import { EnforcedForeignKeys } from './enforced-foreign-keys.js'
+import { checkDatabaseSchemaWith } from './check-database-schema.js'
+import { sqliteFault, storageErrorFromSqlite } from './sqlite-errors.js'
+
+const EB = expressionBuilder<any, any>()
+const ASC = sql.raw('asc nulls last')
+const DESC = sql.raw('desc nulls first')
+
+/**
+ * A LIKE pattern (`%`, `_`, `\` escapes) as a GLOB pattern, which SQLite matches case-sensitively: `*` and `?` for the
+ * wildcards, the characters GLOB reads as its own (`*`, `?`, `[`) in brackets.
+ */
+export function globOf (pattern: string): string {
+  let glob = ''
+  for (let index = 0; index < pattern.length; index++) {
+    const char = pattern[index]
+    if (char === '\\' && index + 1 < pattern.length) {
+      const next = pattern[++index]
+      glob += next === '*' || next === '?' || next === '[' ? `[${next}]` : next
+    } else if (char === '%') glob += '*'
+    else if (char === '_') glob += '?'
+    else if (char === '*' || char === '?' || char === '[') glob += `[${char}]`
+    else glob += char
+  }
+  return glob
+}
+
+/** The words of a `match` query, lowercased, as one JSON array: what `match` binds on SQLite. */
+function matchWords (query: string): string {
+  return JSON.stringify(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
+}
+
+/**
+ * Which attributes SQLite stores otherwise than they travel: booleans as 0 and 1, arrays and objects stored natively
+ * on PostgreSQL (`text[]`, `jsonb` read as values) as JSON text, and JSON attributes, written as JSON text everywhere,
+ * read back as text.
+ */
+function converts (attribute: ResolvedAttribute): boolean {
+  return attribute.valueKind === 'boolean' || attribute.format === 'json' || attribute.valueKind === 'array' || attribute.valueKind === 'object'
+}
+
+function readStored (attribute: ResolvedAttribute, value: unknown): unknown {
+  if (value === null || value === undefined) return null
+  if (attribute.valueKind === 'boolean') return typeof value === 'number' || typeof value === 'bigint' ? Number(value) !== 0 : value
+  return typeof value === 'string' ? JSON.parse(value) : value
+}
+
+function toStored (attribute: ResolvedAttribute, value: unknown): unknown {
+  if (value === null || value === undefined) return null
+  if (attribute.valueKind === 'boolean') return typeof value === 'boolean' ? Number(value) : value
+  // A JSON attribute arrives as its JSON text (`writeValue`); an array or object stored natively, as a value.
+  return attribute.format === 'json' ? value : JSON.stringify(value)
+}
+
+/** The rows of a SELECT, `size` at a time, each window its own statement within the transaction. */
+async function * windowBatches (db: Kysely<any>, select: (window?: { limit: number, offset: number }) => CompiledQuery, size: number): AsyncIterable<Row[]> {
+  for (let offset = 0; ; offset += size) {
+    const { rows } = await db.executeQuery<Row>(select({ limit: size, offset }))
+    if (rows.length > 0) yield rows
+    if (rows.length < size) return
+  }
+}
+
+/** The columns (and their declared types) of the tables, from `pragma_table_info`; a table without columns is missing. */
+async function readColumns (db: Kysely<any>, tables: readonly string[]): Promise<Map<string, Map<string, string>>> {
+  const found = new Map<string, Map<string, string>>()
+  for (const table of tables) {
+    const { rows } = await sql<{ name: string, type: string }>`select name, type from pragma_table_info(${table})`.execute(db)
+    if (rows.length > 0) found.set(table, new Map(rows.map((row) => [row.name, row.type.toLowerCase()])))
+  }
+  return found
+}
+
+/**
+ * SQLite (through `better-sqlite3`): lists bound one parameter per value (`in (?, ?)`), `like` as a case-sensitive
+ * GLOB, `ilike` as SQLite's `like` (case-insensitive for ASCII letters), `match` as "contains every word", no row
+ * locks (a write transaction holds the database), unpaged reads window by window, exact counts where PostgreSQL
+ * estimates, booleans, arrays and JSON converted.
+ */
+export const SQLITE: SqlEngine = Object.freeze<SqlEngine>({
+  id: 'sqlite',
+  name: 'SQLite',
+  bind: (value) => typeof value === 'boolean' ? Number(value) : value,
+  likePattern: (operator: LikeOperator, pattern: string) => operator === 'like' || operator === 'not like' ? globOf(pattern) : pattern,
+  matchQuery: matchWords,
+  listParameters: 'each',
+  inList: (column, negated, values) => EB(column, negated ? 'not in' : 'in', [...values]),
+  like: (column, operator, pattern) => {
+    switch (operator) {
+      case 'like': return sql<boolean>`${column} glob ${pattern}`
+      case 'not like': return sql<boolean>`${column} not glob ${pattern}`
+      case 'ilike': return sql<boolean>`${column} like ${pattern} escape '\\'`
+      case 'not ilike': return sql<boolean>`${column} not like ${pattern} escape '\\'`
+    }
+  },
+  // Every word of the query in the value, case-insensitively (ASCII); no word: nothing matches, as on PostgreSQL.
+  match: (column, words) =>
+    sql<boolean>`(select min(instr(lower(${column}), w.value) > 0) from json_each(${words}) as w) = 1`,
+  direction: (descending) => descending ? DESC : ASC,
+  asText: (value) => sql`cast(${value} as text)`,
+  returningAlias: () => '',
+  lockRows: () => sql``,
+  batches: (db, select, size) => windowBatches(db, select, size),
+  estimate: (select) => CompiledQuery.raw(`select count(*) as "count" from (${select.sql})`, [...select.parameters]) as CompiledQuery<Record<string, unknown>>,
+  estimatedRows: (rows) => Number(rows[0]?.count ?? 0),
+  converts,
+  convertsValues: true,
+  readStored,
+  toStored,
+  storageError: storageErrorFromSqlite,
+  fault: sqliteFault,
+  // SQLite names no constraint in its errors: every write that links to rows checks them in its own statement.
+  readForeignKeys: async (_db: Kysely<any>, _graph: ResourceGraph) => new EnforcedForeignKeys(new Map(), 0),
+  checkSchema: (db, graph) => checkDatabaseSchemaWith(db, graph, { readColumns, path: 'main', types: false }),
+})
