@@ -3,7 +3,7 @@ import { sql, type Kysely, type LogEvent } from 'kysely'
 import pg from 'pg'
 import { openFreshDatabase, openPreparedDatabase } from '../../examples/shared/prepared-database.js'
 import { appSchema } from '../../examples/shared/example-schemas.js'
-import { createPostgresDatabase } from '../../lib/index.js'
+import { createPostgresDatabase, createSqliteDatabase } from '../../lib/index.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 
 /** Counts the SQL statements Kysely runs (those the database refused too), to assert that reads issue a fixed number of queries. */
@@ -39,12 +39,17 @@ export type Migrate = (db: Kysely<any>, options?: { schema?: string }) => Promis
 
 /**
  * Opens a database for a test file, migrated by `migrate` (the example app's migrations by default): embedded PGlite
- * by default; with `DATABASE_URL`, a schema of its own on that server (dropped on close), so test files can run in
- * parallel.
+ * by default; with a `DATABASE_URL` of PostgreSQL, a schema of its own on that server (dropped on close), so test
+ * files can run in parallel; with `DATABASE_URL=sqlite:…` (any path), a SQLite database in memory of its own.
  */
 export async function openTestDatabase (migrate: Migrate = migrateToLatest): Promise<TestDatabase> {
   const counter = new StatementCounter()
   const url = process.env.DATABASE_URL
+  if (url?.startsWith('sqlite:') === true) {
+    const { db, close } = await createSqliteDatabase<any>({ log: counter.log })
+    await migrate(db)
+    return { db, counter, close }
+  }
   if (url === undefined || url === '') {
     // Started from a dumped data directory (the examples' cache in node_modules/.cache), not from initdb: the example
     // app's schema comes migrated, any other starts as initdb leaves it. Seconds less per test file.

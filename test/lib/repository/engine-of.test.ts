@@ -1,6 +1,6 @@
 /**
  * The engine of a Kysely instance (lib/repository/kysely/engine-of.ts): PostgreSQL for every adapter built on
- * Kysely's `PostgresAdapter`; any other dialect is refused by name when the repository is made, and so when the
+ * Kysely's `PostgresAdapter`, SQLite for its `SqliteAdapter`; any other dialect is refused by name when the repository is made, and so when the
  * plugin is registered, never at the first statement.
  */
 import t from 'tap'
@@ -9,6 +9,7 @@ import { DummyDriver, Kysely, MysqlAdapter, MysqlIntrospector, MysqlQueryCompile
 import { jsonApi, JsonApiPostgresDialect, KyselyRepository } from '../../../lib/index.js'
 import { engineOf } from '../../../lib/repository/kysely/engine-of.js'
 import { POSTGRES } from '../../../lib/repository/kysely/postgres-engine.js'
+import { SQLITE } from '../../../lib/repository/kysely/sqlite-engine.js'
 import { resources } from '../../../examples/app/resources.js'
 
 function kyselyWith (adapter: DialectAdapter, introspector: (db: Kysely<any>) => any, compiler: () => any): Kysely<any> {
@@ -26,10 +27,16 @@ t.test('PostgreSQL adapters, Kysely\'s own and the library\'s dialect, are the P
   await plain.destroy()
 })
 
+t.test('Kysely\'s SqliteAdapter is the SQLite engine', async (t) => {
+  const db = kyselyWith(new SqliteAdapter(), (kysely) => new SqliteIntrospector(kysely), () => new SqliteQueryCompiler())
+  t.equal(engineOf(db), SQLITE)
+  t.ok(Object.isFrozen(SQLITE))
+  await db.destroy()
+})
+
 t.test('cannot: a repository or a registration on a dialect the repository does not run on', async (t) => {
   const others = [
     ['MysqlAdapter', kyselyWith(new MysqlAdapter(), (db) => new MysqlIntrospector(db), () => new MysqlQueryCompiler())],
-    ['SqliteAdapter', kyselyWith(new SqliteAdapter(), (db) => new SqliteIntrospector(db), () => new SqliteQueryCompiler())],
   ] as const
   for (const [name, db] of others) {
     const refusal = new RegExp(`dialect \\(adapter ${name}\\) is not one the repository runs on`)
