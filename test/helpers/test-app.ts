@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { sql, type Kysely } from 'kysely'
 import { buildApp } from '../../examples/app/app.js'
+import { engineOf } from '../../examples/shared/engine.js'
 import { openTestDatabase, type StatementCounter } from './database.js'
 import { atomicResultsErrors, jsonApiSchemaErrors } from './jsonapi-schema.js'
 import { openApiProblems } from './openapi-conformance.js'
@@ -79,10 +80,20 @@ export async function startTestApp (teardown: (fn: () => Promise<void>) => void)
     counter: database.counter,
     request: (method, url, options = {}) => injectJsonApi(app, method, url, options),
     async reset () {
+      if (engineOf(database.db) === 'sqlite') {
+        // No TRUNCATE: every row deleted, dependents first, and the ids started again.
+        for (const table of TABLES) await database.db.deleteFrom(table).execute()
+        await sql`delete from sqlite_sequence`.execute(database.db)
+        return
+      }
       await sql`truncate ${sql.join(TABLES.map((table) => sql.table(table)))} restart identity cascade`.execute(database.db)
     },
     async snapshot () {
       const tables: Record<string, unknown[]> = {}
+      if (engineOf(database.db) === 'sqlite') {
+        for (const table of TABLES) tables[table] = await database.db.selectFrom(table).selectAll().orderBy('id').execute()
+        return tables
+      }
       for (const table of TABLES) {
         const result = await sql<{ row: unknown }>`select to_jsonb(t) as row from ${sql.table(table)} t order by t.id`.execute(database.db)
         tables[table] = result.rows.map((row) => row.row)

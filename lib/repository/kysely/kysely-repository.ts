@@ -320,7 +320,7 @@ export class KyselyRepository implements Repository {
         return branch(keysetBranches(keys, bounds, indexed)[at], aliases, keys)
       })
       if (branches.length === 1) return branches[0]
-      return sql`(select * from (${sql.join(branches, sql` union all `)}) as b order by ${orderOf(reverse, 'b')} limit ${sql.lit(limit)})`
+      return sql`(select * from (${sql.join(branches.map(this.#engine.unionArm), sql` union all `)}) as b order by ${orderOf(reverse, 'b')} limit ${sql.lit(limit)})`
     }
     const { after, before } = window
     const parts = [part(0, [...(after === undefined ? [] : [[after, 'after'] as const]), ...(before === undefined ? [] : [[before, 'before'] as const])], window.fromEnd, window.limit)]
@@ -333,7 +333,7 @@ export class KyselyRepository implements Repository {
       sql.ref('p.__fja_part'),
       ...texts.map((text, index) => sql`${this.#engine.asText(sql.ref(`p.${key(index)}`))} as ${sql.id(text)}`),
     ]
-    const statement = sql<Row>`select ${sql.join(selected)} from (${sql.join(parts, sql` union all `)}) as p order by p.__fja_part, ${orderOf(false, 'p')}`
+    const statement = sql<Row>`select ${sql.join(selected)} from (${sql.join(parts.map(this.#engine.unionArm), sql` union all `)}) as p order by p.__fja_part, ${orderOf(false, 'p')}`
     return this.#run(async () => {
       const { rows } = await statement.execute(this.#db)
       const page: Row[] = []
@@ -341,7 +341,7 @@ export class KyselyRepository implements Repository {
       let earlier = false
       let later = false
       for (const row of rows) {
-        const number = row.__fja_part
+        const number = Number(row.__fja_part)
         if (number === 1) earlier = true
         if (number === 2) later = true
         if (number !== 0) continue

@@ -69,6 +69,7 @@ export const POSTGRES: SqlEngine = Object.freeze<SqlEngine>({
   direction: (descending) => descending ? DESC : ASC,
   asText: (value) => sql`${value}::text`,
   returningAlias: (alias) => alias,
+  unionArm: (select) => select,
   lockRows: (alias) => sql`for update of ${sql.raw(alias)}`,
   batches: cursorBatches,
   estimate: (select) => CompiledQuery.raw(`explain (format json) ${select.sql}`, [...select.parameters]) as CompiledQuery<Record<string, unknown>>,

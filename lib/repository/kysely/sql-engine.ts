@@ -59,6 +59,11 @@ export interface SqlEngine {
    * not at all (`''`: SQLite's RETURNING names no table).
    */
   readonly returningAlias: (alias: string) => string
+  /**
+   * A parenthesized SELECT (its own `ORDER BY` and `LIMIT`) as an arm of a `UNION ALL`: as it is on PostgreSQL; on
+   * SQLite, which takes no parenthesized arm, `select * from (…)`.
+   */
+  readonly unionArm: (select: RawBuilder<unknown>) => RawBuilder<unknown>
   /** What ends a SELECT of the rows aliased `alias` so that they stay locked until the transaction ends. */
   readonly lockRows: (alias: string) => RawBuilder<unknown>
 

@@ -103,6 +103,7 @@ export const SQLITE: SqlEngine = Object.freeze<SqlEngine>({
   direction: (descending) => descending ? DESC : ASC,
   asText: (value) => sql`cast(${value} as text)`,
   returningAlias: () => '',
+  unionArm: (select) => sql`select * from ${select}`,
   lockRows: () => sql``,
   batches: (db, select, size) => windowBatches(db, select, size),
   estimate: (select) => CompiledQuery.raw(`select count(*) as "count" from (${select.sql})`, [...select.parameters]) as CompiledQuery<Record<string, unknown>>,
