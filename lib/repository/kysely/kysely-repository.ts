@@ -114,9 +114,10 @@ function stringId (value: unknown): string {
 }
 
 /**
- * The default repository: PostgreSQL through the application's own Kysely instance. It runs what the service
- * composed: every condition of a layer or a write target is compiled into the one statement that reads or writes.
- * Identifiers come only from the resource graph; every value is a bound parameter.
+ * The default repository: PostgreSQL or SQLite through the application's own Kysely instance (its engine, see
+ * `SqlEngine`, read from the instance's adapter). It runs what the service composed: every condition of a layer or a
+ * write target is compiled into the one statement that reads or writes. Identifiers come only from the resource
+ * graph; every value is a bound parameter.
  */
 export class KyselyRepository implements Repository {
   readonly #db: Kysely<any>
