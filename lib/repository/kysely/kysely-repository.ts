@@ -69,7 +69,7 @@ function refusedTarget (error: unknown, resource: ResolvedResource, constraints:
   return table === undefined || resource.table === table || resource.table.endsWith(`.${table}`)
 }
 
-function firstRow (rows: ReadonlyArray<Row | undefined>): Row | undefined {
+function firstRow (rows: readonly Row[]): Row | undefined {
   return rows[0]
 }
 
@@ -251,6 +251,11 @@ export class KyselyRepository implements Repository {
     return this.#read(layer.resource, this.#execute(this.#statements && selectShape(this.#engine, layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>))
   }
 
+  /** A written row as it is read (see {@link readRows}). */
+  #readOne (resource: ResolvedResource, row: Row | undefined): Row | undefined {
+    return row === undefined ? row : readRows(this.#engine, resource, [row])[0]
+  }
+
   /** Rows read, as PostgreSQL's driver would give them (see `SqlEngine.converts`): as they are on PostgreSQL. */
   #read<R extends Row | undefined> (resource: ResolvedResource, rows: Promise<R[]>): Promise<R[]> {
     const engine = this.#engine
@@ -410,8 +415,7 @@ export class KyselyRepository implements Repository {
 
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
     if (!this.#engine.convertsValues) return this.#insert(resource, values, id, columns, requires)
-    return this.#read(resource, this.#insert(resource, storedValues(this.#engine, resource, values), id, columns, requires).then((row) => [row]))
-      .then(firstRow)
+    return this.#insert(resource, storedValues(this.#engine, resource, values), id, columns, requires).then((row) => this.#readOne(resource, row))
   }
 
   #insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[]): Promise<Row | undefined> {
@@ -441,8 +445,7 @@ export class KyselyRepository implements Repository {
 
   update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
     if (!this.#engine.convertsValues) return this.#update(target, values, columns, requires)
-    return this.#read(target.resource, this.#update(target, storedValues(this.#engine, target.resource, values), columns, requires).then((row) => [row]))
-      .then(firstRow)
+    return this.#update(target, storedValues(this.#engine, target.resource, values), columns, requires).then((row) => this.#readOne(target.resource, row))
   }
 
   #update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[]): Promise<Row | undefined> {
