@@ -13,31 +13,42 @@ import { engineOf } from '../shared/engine.js'
 
 /**
  * A table with its `id` column: `serial` on PostgreSQL, `integer primary key autoincrement` on SQLite (an id is never
- * used twice, as with a sequence).
+ * used twice, as with a sequence), `integer auto_increment` on MariaDB/MySQL. On MariaDB/MySQL every table compares
+ * and sorts its text by code point (`utf8mb4_bin`), as PostgreSQL's `C.UTF-8` collation does: `eq` is case-sensitive
+ * and pages come in the same order on every engine.
  */
 function createTable (db: Kysely<any>, name: string): CreateTableBuilder<string, 'id'> {
-  const table = db.schema.createTable(name)
-  return engineOf(db) === 'sqlite'
-    ? table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
-    : table.addColumn('id', 'serial', (col) => col.primaryKey())
+  const engine = engineOf(db)
+  const table = tableOf(db, name)
+  return engine === 'postgres'
+    ? table.addColumn('id', 'serial', (col) => col.primaryKey())
+    : table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
 }
 
-/** The column types that differ: PostgreSQL's own, and SQLite's storage of the same values (JSON as text). */
+/** A new table, in `utf8mb4` with its binary collation on MariaDB/MySQL. */
+function tableOf (db: Kysely<any>, name: string): CreateTableBuilder<string, never> {
+  const table = db.schema.createTable(name)
+  return engineOf(db) === 'mysql' ? table.modifyEnd(sql`character set utf8mb4 collate utf8mb4_bin`) : table
+}
+
+/** The column types that differ: PostgreSQL's own, and SQLite's and MariaDB/MySQL's storage of the same values. */
 function types (db: Kysely<any>) {
-  const sqlite = engineOf(db) === 'sqlite'
+  const engine = engineOf(db)
+  const sqlite = engine === 'sqlite'
+  const mysql = engine === 'mysql'
   return {
-    /** A list of words: `text[]`, or a JSON array on SQLite. */
-    words: sqlite ? sql`text` : sql`text[]`,
-    noWords: sqlite ? sql`'[]'` : sql`'{}'`,
-    /** A JSON document: `jsonb`, or JSON text on SQLite. */
-    json: sqlite ? sql`text` : sql`jsonb`,
-    /** A UUID made by the database: `gen_random_uuid()`, or a random version 4 UUID built by SQLite. */
-    uuid: sqlite ? sql`text` : sql`uuid`,
+    /** A list of words: `text[]`, a JSON array on SQLite (text) and MariaDB/MySQL (`json`). */
+    words: sqlite ? sql`text` : mysql ? sql`json` : sql`text[]`,
+    noWords: sqlite ? sql`'[]'` : mysql ? sql`(json_array())` : sql`'{}'`,
+    /** A JSON document: `jsonb`, JSON text on SQLite, `json` on MariaDB/MySQL. */
+    json: sqlite ? sql`text` : mysql ? sql`json` : sql`jsonb`,
+    /** A UUID made by the database: `gen_random_uuid()`, a random version 4 UUID built by SQLite, `uuid()` on MariaDB. */
+    uuid: sqlite ? sql`text` : mysql ? sql`char(36)` : sql`uuid`,
     newUuid: sqlite
       ? sql`(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))`
-      : sql`gen_random_uuid()`,
+      : mysql ? sql`(uuid())` : sql`gen_random_uuid()`,
     /** Today, as the column's default. */
-    today: sqlite ? sql`(current_date)` : sql`current_date`,
+    today: sqlite ? sql`(current_date)` : mysql ? sql`(curdate())` : sql`current_date`,
   }
 }
 
@@ -138,8 +149,7 @@ const migrations: Record<string, Migration> = {
 
   '0004_photos': {
     async up (db) {
-      await db.schema
-        .createTable('photos')
+      await tableOf(db, 'photos')
         .addColumn('id', types(db).uuid, (col) => col.primaryKey().defaultTo(types(db).newUuid))
         .addColumn('name', 'text', (col) => col.notNull())
         .addColumn('words', types(db).json)

@@ -28,6 +28,8 @@ export const jsonbContains = defineOperator({
   schema: Type.Record(Type.String(), Type.Unknown()),
   apply: ({ column, value, engine }) => {
     if (engine === 'postgres') return sql<boolean>`${column} @> ${JSON.stringify(value)}::jsonb`
+    // MariaDB/MySQL: JSON_CONTAINS is containment as `@>` is, for an object.
+    if (engine === 'mysql') return sql<boolean>`(json_type(${column}) = 'OBJECT' and json_contains(${column}, ${JSON.stringify(value)}))`
     // SQLite (JSON text): every top-level member of `val` is in the object, equal as JSON.
     return sql<boolean>`json_type(${column}) = 'object' and not exists (select 1 from json_each(${JSON.stringify(value)}) as m where json_extract(${column}, '$."' || m.key || '"') is not json_extract(${JSON.stringify(value)}, '$."' || m.key || '"'))`
   },
@@ -45,6 +47,11 @@ export const wordsIn = defineOperator({
   apply: ({ column, value, engine }) => {
     const words = typeof value === 'string' ? [value] : value
     if (engine === 'postgres') return sql<boolean>`${column} && ${words}::text[]`
+    // MariaDB/MySQL (a JSON array of strings): it contains one of the words.
+    if (engine === 'mysql') {
+      if (words.length === 0) return sql<boolean>`false`
+      return sql<boolean>`(${sql.join(words.map((word) => sql`json_contains(${column}, ${JSON.stringify(word)})`), sql` or `)})`
+    }
     // SQLite (a JSON array of strings): one of its elements is one of the words.
     return sql<boolean>`exists (select 1 from json_each(${column}) as w where w.value in (select value from json_each(${JSON.stringify(words)})))`
   },

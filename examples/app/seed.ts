@@ -4,12 +4,20 @@
  * The seed runs in one transaction and only on an empty database (no users yet), so restarting with `SEED=1`
  * against a real PostgreSQL does not duplicate it.
  */
-import type { Kysely } from 'kysely'
+import type { CompiledQuery, Kysely } from 'kysely'
 import { engineOf } from '../shared/engine.js'
 
+/**
+ * The rows of an `INSERT … RETURNING`, on every engine: Kysely's `execute()` keeps them only where its adapter says
+ * the engine has RETURNING, and MariaDB has it for INSERT without Kysely's MySQL adapter saying so.
+ */
+async function returned<R> (db: Kysely<any>, query: { compile: () => CompiledQuery<R> }): Promise<R[]> {
+  return (await db.executeQuery(query.compile())).rows
+}
+
 export async function seed (db: Kysely<any>): Promise<void> {
-  // A list of words: a `text[]` on PostgreSQL, a JSON array on SQLite.
-  const words = (list: string[]): unknown => engineOf(db) === 'sqlite' ? JSON.stringify(list) : list
+  // A list of words: a `text[]` on PostgreSQL, a JSON array on SQLite and MariaDB/MySQL.
+  const words = (list: string[]): unknown => engineOf(db) === 'postgres' ? list : JSON.stringify(list)
   await db.transaction().execute(async (trx) => {
     const existing = await trx
       .selectFrom('users')
@@ -17,15 +25,15 @@ export async function seed (db: Kysely<any>): Promise<void> {
       .executeTakeFirstOrThrow()
     if (Number(existing.count) > 0) return
 
-    const engineers = await trx
+    const [engineers] = await returned(trx, trx
       .insertInto('groups')
       .values({ name: 'Engineers' })
-      .returning('id')
-      .executeTakeFirstOrThrow()
+      .returning('id'))
+    if (engineers === undefined) throw new Error('seed: the group was not inserted')
     await trx.insertInto('groups').values({ name: 'Designers' }).execute()
 
     // Every row names the same columns: SQLite has no DEFAULT in a multi-row VALUES (Kysely writes NULL there).
-    const [ada, grace, linus] = await trx
+    const [ada, grace, linus] = await returned(trx, trx
       .insertInto('users')
       .values([
         {
@@ -60,8 +68,7 @@ export async function seed (db: Kysely<any>): Promise<void> {
           words: words([]),
         },
       ])
-      .returning('id')
-      .execute()
+      .returning('id'))
     if (ada === undefined || grace === undefined || linus === undefined) throw new Error('seed: users were not inserted')
 
     await trx
@@ -90,16 +97,14 @@ export async function seed (db: Kysely<any>): Promise<void> {
 
     await trx.insertInto('workplaces').values({ name: 'Harvard Computation Lab', user_id: grace.id }).execute()
 
-    const [alice, bob] = await trx
+    const [alice, bob] = await returned(trx, trx
       .insertInto('parents')
       .values([{ name: 'Alice' }, { name: 'Bob' }])
-      .returning('id')
-      .execute()
-    const [carol, dave] = await trx
+      .returning('id'))
+    const [carol, dave] = await returned(trx, trx
       .insertInto('children')
       .values([{ name: 'Carol' }, { name: 'Dave' }])
-      .returning('id')
-      .execute()
+      .returning('id'))
     if (alice === undefined || bob === undefined || carol === undefined || dave === undefined) {
       throw new Error('seed: parents or children were not inserted')
     }

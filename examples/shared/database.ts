@@ -9,7 +9,7 @@
  */
 import { relative } from 'node:path'
 import type { Kysely, KyselyConfig } from 'kysely'
-import { createPostgresDatabase, createSqliteDatabase } from '../../lib/index.js'
+import { createMysqlDatabase, createPostgresDatabase, createSqliteDatabase } from '../../lib/index.js'
 import type { ExampleSchema } from './example-schemas.js'
 import { openPreparedDatabase } from './prepared-database.js'
 
@@ -61,6 +61,11 @@ export function describePostgres (url: string): string {
   return `PostgreSQL ${user}${host}${name === '' ? '' : `, database ${name}`}`
 }
 
+/** A MariaDB/MySQL URL for people to read, `MariaDB/MySQL user@host:3306, database example`: no password. */
+export function describeMysql (url: string): string {
+  return describePostgres(url).replace(/^PostgreSQL/, 'MariaDB/MySQL')
+}
+
 /**
  * The SQLite file of a `DATABASE_URL` of the form `sqlite:<path>` (`sqlite:./app.db`, `sqlite:data/app.db`), or
  * `:memory:` for `sqlite::memory:`; undefined for any other URL.
@@ -72,7 +77,7 @@ export function sqliteFilename (url: string): string | undefined {
 }
 
 /** The forms of `DATABASE_URL` the examples accept, for the message that refuses another. */
-export const DATABASE_URL_FORMS = 'postgres://… or postgresql://… (PostgreSQL), sqlite:<file> or sqlite::memory: (SQLite); unset: the embedded PGlite'
+export const DATABASE_URL_FORMS = 'postgres://… or postgresql://… (PostgreSQL), mysql://user:password@host:port/database (MariaDB or MySQL), sqlite:<file> or sqlite::memory: (SQLite); unset: the embedded PGlite'
 
 export async function openDatabase (options: OpenDatabaseOptions): Promise<OpenDatabase> {
   const url = process.env.DATABASE_URL
@@ -86,6 +91,23 @@ export async function openDatabase (options: OpenDatabaseOptions): Promise<OpenD
       throw error
     }
     return { db, close, description: sqlite === ':memory:' ? 'SQLite in memory' : `SQLite ${sqlite}` }
+  }
+  if (url !== undefined && /^mysql:\/\//.test(url)) {
+    const statementTimeout = milliseconds('STATEMENT_TIMEOUT', 10_000)
+    const { db, close } = await createMysqlDatabase<any>({
+      uri: url,
+      statementTimeout: statementTimeout === 0 ? undefined : statementTimeout,
+      connectionTimeout: milliseconds('DATABASE_CONNECTION_TIMEOUT', 5000),
+      onConnectionError: options.onConnectionError,
+      log: options.log,
+    })
+    try {
+      await options.schema.migrate(db)
+    } catch (error) {
+      await close().catch(() => {})
+      throw error
+    }
+    return { db, close, description: describeMysql(url) }
   }
   if (url !== undefined && url !== '' && !/^postgres(ql)?:\/\//.test(url)) {
     throw new Error(`DATABASE_URL is not one of the accepted forms: ${DATABASE_URL_FORMS}`)

@@ -115,8 +115,8 @@ export interface DerivedAttribute<Column extends string = string, Value = unknow
  */
 export type DerivedRow<Column extends string = string> = { readonly [K in Column]?: unknown }
 
-/** The database engines of the Kysely repository: `postgres` (PostgreSQL and PGlite) and `sqlite`. */
-export type EngineName = 'postgres' | 'sqlite'
+/** The database engines of the Kysely repository: `postgres` (PostgreSQL and PGlite), `mysql` (MariaDB and MySQL) and `sqlite`. */
+export type EngineName = 'postgres' | 'mysql' | 'sqlite'
 
 /** What a custom filter operator receives to build its SQL condition. */
 export interface FilterOperatorContext<V, T = any> {

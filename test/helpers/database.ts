@@ -3,7 +3,7 @@ import { sql, type Kysely, type LogEvent } from 'kysely'
 import pg from 'pg'
 import { openFreshDatabase, openPreparedDatabase } from '../../examples/shared/prepared-database.js'
 import { appSchema } from '../../examples/shared/example-schemas.js'
-import { createPostgresDatabase, createSqliteDatabase } from '../../lib/index.js'
+import { createMysqlDatabase, createPostgresDatabase, createSqliteDatabase } from '../../lib/index.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 
 /** Counts the SQL statements Kysely runs (those the database refused too), to assert that reads issue a fixed number of queries. */
@@ -40,7 +40,8 @@ export type Migrate = (db: Kysely<any>, options?: { schema?: string }) => Promis
 /**
  * Opens a database for a test file, migrated by `migrate` (the example app's migrations by default): embedded PGlite
  * by default; with a `DATABASE_URL` of PostgreSQL, a schema of its own on that server (dropped on close), so test
- * files can run in parallel; with `DATABASE_URL=sqlite:…` (any path), a SQLite database in memory of its own.
+ * files can run in parallel; with `DATABASE_URL=mysql://…`, a database of its own on that server (dropped on close);
+ * with `DATABASE_URL=sqlite:…` (any path), a SQLite database in memory of its own.
  */
 export async function openTestDatabase (migrate: Migrate = migrateToLatest): Promise<TestDatabase> {
   const counter = new StatementCounter()
@@ -49,6 +50,27 @@ export async function openTestDatabase (migrate: Migrate = migrateToLatest): Pro
     const { db, close } = await createSqliteDatabase<any>({ log: counter.log })
     await migrate(db)
     return { db, counter, close }
+  }
+  if (url?.startsWith('mysql:') === true) {
+    // A database of its own on that server (dropped on close), in utf8mb4 compared by code point as the app's tables.
+    const name = `test_${randomBytes(6).toString('hex')}`
+    const server = new URL(url)
+    server.pathname = '/'
+    const admin = await createMysqlDatabase<any>({ uri: server.toString(), pool: { connectionLimit: 1 } })
+    await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
+    const own = new URL(url)
+    own.pathname = `/${name}`
+    const { db, close } = await createMysqlDatabase<any>({ uri: own.toString(), pool: { connectionLimit: 4 }, log: counter.log })
+    await migrate(db)
+    return {
+      db,
+      counter,
+      async close () {
+        await close()
+        await sql`drop database if exists ${sql.id(name)}`.execute(admin.db)
+        await admin.close()
+      },
+    }
   }
   if (url === undefined || url === '') {
     // Started from a dumped data directory (the examples' cache in node_modules/.cache), not from initdb: the example

@@ -178,8 +178,9 @@ t.test('the package metadata', async (t) => {
   t.equal(manifest.sideEffects, false)
   t.same(Object.keys(manifest.exports), ['.', './embedded', './package.json'])
   t.same(Object.keys(manifest.dependencies), ['fastify-plugin'], 'everything the user also uses is a peer')
-  t.same(Object.keys(manifest.peerDependencies).sort(), ['@electric-sql/pglite', '@sinclair/typebox', 'better-sqlite3', 'fastify', 'kysely', 'pg'])
-  t.same(manifest.peerDependenciesMeta, { '@electric-sql/pglite': { optional: true }, 'better-sqlite3': { optional: true } })
+  t.same(Object.keys(manifest.peerDependencies).sort(), ['@electric-sql/pglite', '@sinclair/typebox', 'better-sqlite3', 'fastify', 'kysely', 'mysql2', 'pg'])
+  t.same(manifest.peerDependenciesMeta, { '@electric-sql/pglite': { optional: true }, 'better-sqlite3': { optional: true }, mysql2: { optional: true } })
+  t.equal(manifest.peerDependencies.mysql2, '>=3.9.0 <4.0.0')
   // better-sqlite3 13 needs Node.js 22 and crashes on Node.js 20: the range stops before it.
   t.equal(manifest.peerDependencies['better-sqlite3'], '>=12.0.0 <13.0.0')
   for (const key of ['description', 'license', 'author', 'homepage', 'engines', 'keywords']) t.ok(manifest[key], `has ${key}`)

@@ -7,7 +7,7 @@ import { quotedTable } from './check-database-schema.js'
  * A relationship stored in its owner's row: the owner's table and column, and the target's table and id column, with
  * every resource and target declared on them (two relationships, or two types on one table, may share a link).
  */
-interface StoredLink {
+export interface StoredLink {
   readonly table: string
   readonly column: string
   readonly targetTable: string
@@ -16,7 +16,7 @@ interface StoredLink {
 }
 
 /** Every distinct relationship of the graph stored as a foreign key column of its owner's row. */
-function storedLinks (graph: ResourceGraph): StoredLink[] {
+export function storedLinks (graph: ResourceGraph): StoredLink[] {
   const links = new Map<string, StoredLink>()
   for (const resource of graph.resources) {
     for (const relationship of resource.relationships.values()) {
@@ -124,8 +124,17 @@ export async function readEnforcedForeignKeys (db: Kysely<any>, graph: ResourceG
       and k.confrelid = ta.attrelid and k.confkey = array[ta.attnum]
     where not exists (select 1 from pg_catalog.pg_trigger g where g.tgconstraint = k.oid and g.tgrelid = k.conrelid and g.tgenabled not in ('O', 'A'))
   `.execute(db)
-  for (const row of rows) {
-    const link = links[Number(row.at) - 1]
+  return enforcedLinks(links, rows.map((row) => [Number(row.at) - 1, row.constraint] as const))
+}
+
+/**
+ * The enforced foreign keys of the catalog's answer: for each constraint found, the index of the link of `links` it
+ * enforces and its name.
+ */
+export function enforcedLinks (links: readonly StoredLink[], found: ReadonlyArray<readonly [number, string]>): EnforcedForeignKeys {
+  const constraints: ConstraintsByResource = new Map()
+  for (const [at, constraint] of found) {
+    const link = links[at]
     for (const [resource, target] of link.pairs) {
       let columns = constraints.get(resource)
       if (columns === undefined) constraints.set(resource, columns = new Map())
@@ -133,8 +142,8 @@ export async function readEnforcedForeignKeys (db: Kysely<any>, graph: ResourceG
       if (targets === undefined) columns.set(link.column, targets = new Map())
       let names = targets.get(target)
       if (names === undefined) targets.set(target, names = new Set())
-      names.add(row.constraint)
+      names.add(constraint)
     }
   }
-  return new EnforcedForeignKeys(constraints, new Set(rows.map((row) => Number(row.at))).size)
+  return new EnforcedForeignKeys(constraints, new Set(found.map(([at]) => at)).size)
 }

@@ -237,7 +237,7 @@ export class KyselyRepository implements Repository {
     const root = rootOf(layer.where, layer.sort)
     let builder = this.#where(layer, aliases, root).select(this.#columns(resource, layer.columns, root))
     if (page !== undefined || layer.sort.length > 0) {
-      for (const key of layer.sort) builder = builder.orderBy(sql`${compileSort(this.#filters, key, resource, root, aliases)} ${this.#engine.direction(key.descending)}`)
+      for (const key of layer.sort) builder = builder.orderBy(this.#engine.orderKey(compileSort(this.#filters, key, resource, root, aliases), key.descending))
       if (!layer.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
         builder = builder.orderBy(columnOf(root, resource.idColumn), 'asc')
       }
@@ -300,7 +300,7 @@ export class KyselyRepository implements Repository {
     const nodes = keysetKeys(layer.sort, resource)
     const key = (index: number): string => `__fja_k${index}`
     const orderOf = (reverse: boolean, alias?: string) => sql.join(nodes.map((node, index) =>
-      sql`${sql.ref(alias === undefined ? key(index) : `${alias}.${key(index)}`)} ${this.#engine.direction(node.descending !== reverse)}`))
+      this.#engine.orderKey(sql.ref(alias === undefined ? key(index) : `${alias}.${key(index)}`), node.descending !== reverse)))
     // A column first (not the id): its values and its NULLs are read as two branches, each from its index range.
     const first = nodes[0]
     const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute
@@ -415,7 +415,15 @@ export class KyselyRepository implements Repository {
 
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
     if (!this.#engine.convertsValues) return this.#insert(resource, values, id, columns, requires)
-    return this.#insert(resource, storedValues(this.#engine, resource, values), id, columns, requires).then((row) => this.#readOne(resource, row))
+    return this.#completed(this.#insert(resource, storedValues(this.#engine, resource, values), id, columns, requires), resource.table)
+      .then((row) => this.#readOne(resource, row))
+  }
+
+  /** A write into `table`, its failure completed from the catalog where the engine needs it (see `SqlEngine.completeError`). */
+  #completed<T> (write: Promise<T>, table: string): Promise<T> {
+    const complete = this.#engine.completeError
+    if (complete === undefined) return write
+    return write.catch(async (error: unknown) => { throw await complete(this.#db, error, table) })
   }
 
   #insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[]): Promise<Row | undefined> {
@@ -423,7 +431,10 @@ export class KyselyRepository implements Repository {
     const names = Object.keys(row)
     const returning = returnedColumns(resource, columns)
     if (names.length === 0) {
-      return this.#run(() => this.#db.insertInto(resource.table).defaultValues().returning(returning).executeTakeFirstOrThrow())
+      // Run as a compiled query: Kysely's builder keeps RETURNING rows only where its adapter says it has RETURNING.
+      const empty = this.#db.insertInto(resource.table)
+      const defaults = this.#engine.emptyInsert === 'default values' ? empty.defaultValues() : empty.values({})
+      return this.#execute(undefined, () => defaults.returning(returning).compile() as CompiledQuery<Row>).then(firstRow)
     }
     const enforcing = this.#enforcing(resource, row, names, requires)
     if (enforcing !== undefined) {
@@ -445,7 +456,8 @@ export class KyselyRepository implements Repository {
 
   update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {
     if (!this.#engine.convertsValues) return this.#update(target, values, columns, requires)
-    return this.#update(target, storedValues(this.#engine, target.resource, values), columns, requires).then((row) => this.#readOne(target.resource, row))
+    return this.#completed(this.#update(target, storedValues(this.#engine, target.resource, values), columns, requires), target.resource.table)
+      .then((row) => this.#readOne(target.resource, row))
   }
 
   #update (target: WriteTarget, values: ColumnValues, columns: readonly string[], requires: readonly RequiredRow[]): Promise<Row | undefined> {
@@ -467,7 +479,15 @@ export class KyselyRepository implements Repository {
         .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, aliases)
       if (enforcing === undefined) builder = builder.where(this.#filters.required(requires, aliases))
       try {
-        return await builder.returning(returning).executeTakeFirst()
+        if (this.#engine.updateReturns) return await builder.returning(returning).executeTakeFirst()
+        // No RETURNING: the row the UPDATE matched (counted as matched, not as changed: `mysql2`'s FOUND_ROWS) is
+        // read back by its id, whether or not the scope still holds for it, as RETURNING would give it.
+        const { numUpdatedRows } = await builder.executeTakeFirst()
+        if (numUpdatedRows === 0n) return undefined
+        return await this.#db.selectFrom(`${resource.table} as ${ROOT}`)
+          .select(returning)
+          .where(`${ROOT}.${resource.idColumn}`, '=', id)
+          .executeTakeFirst()
       } catch (error) {
         if (enforcing !== undefined && refusedTarget(this.#engine.storageError(error), resource, enforcing)) return undefined
         throw error
@@ -477,9 +497,10 @@ export class KyselyRepository implements Repository {
 
   delete (target: WriteTarget): Promise<boolean> {
     const { resource, id, scope } = target
+    const alias = this.#engine.deleteAlias(resource.table, ROOT)
     return this.#run(async () => {
-      const builder = within(this.#filters, this.#db.deleteFrom(`${resource.table} as ${ROOT}`)
-        .where(`${ROOT}.${resource.idColumn}`, '=', id), resource, ROOT, scope, new AliasCounter())
+      const builder = within(this.#filters, this.#db.deleteFrom(tableAs(resource.table, alias === resource.table ? '' : alias))
+        .where(`${alias}.${resource.idColumn}`, '=', id), resource, alias, scope, new AliasCounter())
       const result = await builder.executeTakeFirst()
       return result.numDeletedRows > 0n
     })
@@ -523,10 +544,11 @@ export class KyselyRepository implements Repository {
         if (keep.length > 0) unlink = unlink.where(this.#engine.inList(sql.ref(`${ROOT}.${target.idColumn}`), true, [...keep]))
         await unlink.execute()
       } else {
-        let unlink = this.#db.deleteFrom(`${storage.table} as j`)
-          .where(`j.${storage.sourceKey}`, '=', owner.id)
-        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(this.#filters, targets, `j.${storage.targetKey}`, aliases))
-        if (keep.length > 0) unlink = unlink.where(this.#engine.inList(sql.ref(`j.${storage.targetKey}`), true, [...keep]))
+        const j = this.#engine.deleteAlias(storage.table, 'j')
+        let unlink = this.#db.deleteFrom(tableAs(storage.table, j === storage.table ? '' : j))
+          .where(`${j}.${storage.sourceKey}`, '=', owner.id)
+        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(this.#filters, targets, `${j}.${storage.targetKey}`, aliases))
+        if (keep.length > 0) unlink = unlink.where(this.#engine.inList(sql.ref(`${j}.${storage.targetKey}`), true, [...keep]))
         await unlink.execute()
       }
       await this.addLinks(owner, relationship, targets)
@@ -576,10 +598,11 @@ export class KyselyRepository implements Repository {
           .where(this.#filters.idIn(`${ROOT}.${target.idColumn}`, targets.ids)), target, ROOT, targets.scope, aliases)
           .execute()
       } else {
-        let unlink = this.#db.deleteFrom(`${storage.table} as j`)
-          .where(`j.${storage.sourceKey}`, '=', owner.id)
-          .where(this.#filters.idIn(`j.${storage.targetKey}`, targets.ids))
-        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(this.#filters, targets, `j.${storage.targetKey}`, aliases))
+        const j = this.#engine.deleteAlias(storage.table, 'j')
+        let unlink = this.#db.deleteFrom(tableAs(storage.table, j === storage.table ? '' : j))
+          .where(`${j}.${storage.sourceKey}`, '=', owner.id)
+          .where(this.#filters.idIn(`${j}.${storage.targetKey}`, targets.ids))
+        if (targets.scope !== undefined) unlink = unlink.where(targetWithin(this.#filters, targets, `${j}.${storage.targetKey}`, aliases))
         await unlink.execute()
       }
     })

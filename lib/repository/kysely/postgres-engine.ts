@@ -46,9 +46,6 @@ async function * cursorBatches (db: Kysely<any>, select: () => CompiledQuery, si
  * PostgreSQL (and PGlite): lists bound as one array (`= any($1)`), `ilike`, full-text search with `websearch_to_tsquery`,
  * `FOR UPDATE OF`, server-side cursors, the planner's estimates, SQLSTATE codes, the `pg_catalog`.
  */
-const ASC = sql.raw('asc')
-const DESC = sql.raw('desc')
-
 function same<T> (value: T): T {
   return value
 }
@@ -66,9 +63,12 @@ export const POSTGRES: SqlEngine = Object.freeze<SqlEngine>({
   like: (column, operator, pattern) => EB(column, operator, pattern),
   match: (column, query) =>
     sql<boolean>`to_tsvector('simple', left(${column}, ${sql.lit(MATCH_TEXT_LENGTH)})) @@ websearch_to_tsquery('simple', ${query})`,
-  direction: (descending) => descending ? DESC : ASC,
+  orderKey: (expression, descending) => descending ? sql`${expression} desc` : sql`${expression} asc`,
   asText: (value) => sql`${value}::text`,
   returningAlias: (alias) => alias,
+  emptyInsert: 'default values',
+  updateReturns: true,
+  deleteAlias: (_table, alias) => alias,
   unionArm: (select) => select,
   lockRows: (alias) => sql`for update of ${sql.raw(alias)}`,
   batches: cursorBatches,

@@ -48,10 +48,11 @@ export interface SqlEngine {
   readonly match: (column: Expression<unknown>, query: unknown) => Expression<SqlBool>
 
   /**
-   * The direction of a key of `ORDER BY`, with NULLs where PostgreSQL puts them whatever the engine: after every
-   * value ascending, before every value descending (`asc nulls last` on SQLite, whose default is the reverse).
+   * A key of `ORDER BY`, with NULLs where PostgreSQL puts them whatever the engine: after every value ascending,
+   * before every value descending (`asc nulls last` on SQLite, whose default is the reverse; `e is null, e asc` on
+   * MariaDB/MySQL, which have no `nulls last`).
    */
-  readonly direction: (descending: boolean) => RawBuilder<unknown>
+  readonly orderKey: (expression: Expression<unknown>, descending: boolean) => RawBuilder<unknown>
   /** The text of a key's value, as the engine prints it: a cursor holds it, and the engine reads it back as the same value. */
   readonly asText: (value: Expression<unknown>) => RawBuilder<unknown>
   /**
@@ -59,6 +60,18 @@ export interface SqlEngine {
    * not at all (`''`: SQLite's RETURNING names no table).
    */
   readonly returningAlias: (alias: string) => string
+  /**
+   * Whether an `UPDATE` returns the row it wrote (`RETURNING`); where it does not (MariaDB/MySQL), the repository
+   * reads the row back by its id after an `UPDATE` that matched it, in the same transaction.
+   */
+  readonly updateReturns: boolean
+  /** How an `INSERT` of a row of defaults only is written: `default values`, or `() values ()` (MariaDB/MySQL). */
+  readonly emptyInsert: 'default values' | 'empty values'
+  /**
+   * The alias a `DELETE` (and the conditions of its `WHERE`) names its table by: `alias`, or the table itself where
+   * a single-table `DELETE` takes no alias (MariaDB).
+   */
+  readonly deleteAlias: (table: string, alias: string) => string
   /**
    * A parenthesized SELECT (its own `ORDER BY` and `LIMIT`) as an arm of a `UNION ALL`: as it is on PostgreSQL; on
    * SQLite, which takes no parenthesized arm, `select * from (…)`.
@@ -97,6 +110,11 @@ export interface SqlEngine {
    * refused or a fault; any other error unchanged.
    */
   readonly storageError: (error: unknown) => unknown
+  /**
+   * Completes a {@link storageError} of a write into `table` from the catalog, where the engine's message leaves out
+   * what the client is told (MariaDB names the index of a unique violation, not its columns); most engines: none.
+   */
+  readonly completeError?: (db: Kysely<any>, error: unknown, table: string) => Promise<unknown>
   /** The fault (`unavailable`, `timeout`, `conflict`) an error of the engine's driver is, if any. */
   readonly fault: (error: unknown) => DatabaseFault | undefined
 

@@ -1,14 +1,13 @@
-import { CompiledQuery, expressionBuilder, sql, type Kysely } from 'kysely'
-import type { Row } from '../../schema/fields.js'
-import type { ResolvedAttribute, ResourceGraph } from '../../schema/resolved.js'
+import { expressionBuilder, sql, type Kysely } from 'kysely'
+import type { ResourceGraph } from '../../schema/resolved.js'
 import type { LikeOperator, SqlEngine } from './sql-engine.js'
 import { EnforcedForeignKeys } from './enforced-foreign-keys.js'
 import { checkDatabaseSchemaWith } from './check-database-schema.js'
 import { sqliteFault, storageErrorFromSqlite } from './sqlite-errors.js'
+import { readTextStored, storedAsText, toTextStored } from './text-stored-values.js'
+import { countEstimate, countedRows, matchWords, windowBatches } from './emulated-sql.js'
 
 const EB = expressionBuilder<any, any>()
-const ASC = sql.raw('asc nulls last')
-const DESC = sql.raw('desc nulls first')
 
 /**
  * A LIKE pattern (`%`, `_`, `\` escapes) as a GLOB pattern, which SQLite matches case-sensitively: `*` and `?` for the
@@ -27,42 +26,6 @@ export function globOf (pattern: string): string {
     else glob += char
   }
   return glob
-}
-
-/** The words of a `match` query, lowercased, as one JSON array: what `match` binds on SQLite. */
-function matchWords (query: string): string {
-  return JSON.stringify(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
-}
-
-/**
- * Which attributes SQLite stores otherwise than they travel: booleans as 0 and 1, arrays and objects stored natively
- * on PostgreSQL (`text[]`, `jsonb` read as values) as JSON text, and JSON attributes, written as JSON text everywhere,
- * read back as text.
- */
-function converts (attribute: ResolvedAttribute): boolean {
-  return attribute.valueKind === 'boolean' || attribute.format === 'json' || attribute.valueKind === 'array' || attribute.valueKind === 'object'
-}
-
-function readStored (attribute: ResolvedAttribute, value: unknown): unknown {
-  if (value === null || value === undefined) return null
-  if (attribute.valueKind === 'boolean') return typeof value === 'number' || typeof value === 'bigint' ? Number(value) !== 0 : value
-  return typeof value === 'string' ? JSON.parse(value) : value
-}
-
-function toStored (attribute: ResolvedAttribute, value: unknown): unknown {
-  if (value === null || value === undefined) return null
-  if (attribute.valueKind === 'boolean') return typeof value === 'boolean' ? Number(value) : value
-  // A JSON attribute arrives as its JSON text (`writeValue`); an array or object stored natively, as a value.
-  return attribute.format === 'json' ? value : JSON.stringify(value)
-}
-
-/** The rows of a SELECT, `size` at a time, each window its own statement within the transaction. */
-async function * windowBatches (db: Kysely<any>, select: (window?: { limit: number, offset: number }) => CompiledQuery, size: number): AsyncIterable<Row[]> {
-  for (let offset = 0; ; offset += size) {
-    const { rows } = await db.executeQuery<Row>(select({ limit: size, offset }))
-    if (rows.length > 0) yield rows
-    if (rows.length < size) return
-  }
 }
 
 /** The columns (and their declared types) of the tables, from `pragma_table_info`; a table without columns is missing. */
@@ -100,18 +63,21 @@ export const SQLITE: SqlEngine = Object.freeze<SqlEngine>({
   // Every word of the query in the value, case-insensitively (ASCII); no word: nothing matches, as on PostgreSQL.
   match: (column, words) =>
     sql<boolean>`(select min(instr(lower(${column}), w.value) > 0) from json_each(${words}) as w) = 1`,
-  direction: (descending) => descending ? DESC : ASC,
+  orderKey: (expression, descending) => descending ? sql`${expression} desc nulls first` : sql`${expression} asc nulls last`,
   asText: (value) => sql`cast(${value} as text)`,
   returningAlias: () => '',
+  emptyInsert: 'default values',
+  updateReturns: true,
+  deleteAlias: (_table, alias) => alias,
   unionArm: (select) => sql`select * from ${select}`,
   lockRows: () => sql``,
   batches: (db, select, size) => windowBatches(db, select, size),
-  estimate: (select) => CompiledQuery.raw(`select count(*) as "count" from (${select.sql})`, [...select.parameters]) as CompiledQuery<Record<string, unknown>>,
-  estimatedRows: (rows) => Number(rows[0]?.count ?? 0),
-  converts,
+  estimate: countEstimate,
+  estimatedRows: countedRows,
+  converts: storedAsText,
   convertsValues: true,
-  readStored,
-  toStored,
+  readStored: readTextStored,
+  toStored: toTextStored,
   storageError: storageErrorFromSqlite,
   fault: sqliteFault,
   // SQLite names no constraint in its errors: every write that links to rows checks them in its own statement.

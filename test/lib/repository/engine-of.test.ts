@@ -1,15 +1,16 @@
 /**
  * The engine of a Kysely instance (lib/repository/kysely/engine-of.ts): PostgreSQL for every adapter built on
- * Kysely's `PostgresAdapter`, SQLite for its `SqliteAdapter`; any other dialect is refused by name when the repository is made, and so when the
- * plugin is registered, never at the first statement.
+ * Kysely's `PostgresAdapter`, SQLite for its `SqliteAdapter`, MariaDB/MySQL for its `MysqlAdapter`; any other dialect
+ * is refused by name when the repository is made, and so when the plugin is registered, never at the first statement.
  */
 import t from 'tap'
 import Fastify from 'fastify'
-import { DummyDriver, Kysely, MysqlAdapter, MysqlIntrospector, MysqlQueryCompiler, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type DialectAdapter } from 'kysely'
+import { DummyDriver, Kysely, MssqlAdapter, MssqlIntrospector, MssqlQueryCompiler, MysqlAdapter, MysqlIntrospector, MysqlQueryCompiler, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type DialectAdapter } from 'kysely'
 import { jsonApi, JsonApiPostgresDialect, KyselyRepository } from '../../../lib/index.js'
 import { engineOf } from '../../../lib/repository/kysely/engine-of.js'
 import { POSTGRES } from '../../../lib/repository/kysely/postgres-engine.js'
 import { SQLITE } from '../../../lib/repository/kysely/sqlite-engine.js'
+import { MYSQL } from '../../../lib/repository/kysely/mysql-engine.js'
 import { resources } from '../../../examples/app/resources.js'
 
 function kyselyWith (adapter: DialectAdapter, introspector: (db: Kysely<any>) => any, compiler: () => any): Kysely<any> {
@@ -34,9 +35,16 @@ t.test('Kysely\'s SqliteAdapter is the SQLite engine', async (t) => {
   await db.destroy()
 })
 
+t.test('Kysely\'s MysqlAdapter is the MariaDB/MySQL engine', async (t) => {
+  const db = kyselyWith(new MysqlAdapter(), (kysely) => new MysqlIntrospector(kysely), () => new MysqlQueryCompiler())
+  t.equal(engineOf(db), MYSQL)
+  t.ok(Object.isFrozen(MYSQL))
+  await db.destroy()
+})
+
 t.test('cannot: a repository or a registration on a dialect the repository does not run on', async (t) => {
   const others = [
-    ['MysqlAdapter', kyselyWith(new MysqlAdapter(), (db) => new MysqlIntrospector(db), () => new MysqlQueryCompiler())],
+    ['MssqlAdapter', kyselyWith(new MssqlAdapter(), (db) => new MssqlIntrospector(db), () => new MssqlQueryCompiler())],
   ] as const
   for (const [name, db] of others) {
     const refusal = new RegExp(`dialect \\(adapter ${name}\\) is not one the repository runs on`)
