@@ -1,4 +1,4 @@
-import { Kysely, MysqlDialect, type KyselyConfig, type MysqlPool, type MysqlPoolConnection } from 'kysely'
+import { Kysely, MysqlAdapter, MysqlDialect, type DialectAdapter, type KyselyConfig, type MysqlPool, type MysqlPoolConnection } from 'kysely'
 
 /** Options of {@link createMysqlDatabase}. */
 export interface MysqlDatabaseOptions {
@@ -74,6 +74,20 @@ function timedPool (pool: MysqlPool, timeout: number): MysqlPool {
   }
 }
 
+/** Kysely's MySQL adapter, saying that the engine has RETURNING (MariaDB's `INSERT`/`DELETE … RETURNING`). */
+class ReturningMysqlAdapter extends MysqlAdapter {
+  override get supportsReturning (): boolean {
+    return true
+  }
+}
+
+/** Kysely's MySQL dialect with {@link ReturningMysqlAdapter}: a builder's `returning(…).execute()` gives the rows. */
+class ReturningMysqlDialect extends MysqlDialect {
+  override createAdapter (): DialectAdapter {
+    return new ReturningMysqlAdapter()
+  }
+}
+
 /**
  * Creates a Kysely instance on MariaDB (10.6 or newer) or MySQL (8.0 or newer) through a `mysql2` pool (an optional
  * peer dependency: `npm install mysql2`), set up as the library needs it:
@@ -83,6 +97,8 @@ function timedPool (pool: MysqlPool, timeout: number): MysqlPool {
  *   in `utf8mb4` (every Unicode character, 4-byte ones too);
  * - an `UPDATE` counts the rows it matched, not only those it changed (`mysql2`'s default `FOUND_ROWS` flag, which
  *   the repository relies on: keep it in a pool of your own);
+ * - Kysely's `insertInto(…).returning(…).execute()` gives the rows MariaDB returns (Kysely's own MySQL dialect
+ *   drops them: MySQL has no RETURNING);
  * - a connection that fails while idle never crashes the process (`onConnectionError`), a request waits at most
  *   `connectionTimeout` ms for a connection, and statements stop after `statementTimeout` ms.
  *
@@ -121,7 +137,7 @@ export async function createMysqlDatabase<DB = any> (options: MysqlDatabaseOptio
       })
     }
   })
-  const db = new Kysely<DB>({ dialect: new MysqlDialect({ pool: timedPool(pool, connectionTimeout) }), log: options.log })
+  const db = new Kysely<DB>({ dialect: new ReturningMysqlDialect({ pool: timedPool(pool, connectionTimeout) }), log: options.log })
   let closed: Promise<void> | undefined
   return {
     db,
