@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { sql, type Kysely, type LogEvent } from 'kysely'
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect, sql, type LogEvent, type SqliteDatabase } from 'kysely'
 import pg from 'pg'
 import mysql2 from 'mysql2'
 import { openFreshDatabase, openPreparedDatabase } from '../../examples/shared/prepared-database.js'
 import { appSchema } from '../../examples/shared/example-schemas.js'
-import { createMysqlDatabase, createPostgresDatabase, createSqliteDatabase } from '../../lib/index.js'
+import { createMysqlDatabase, createPostgresDatabase } from '../../lib/index.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 
 /** Counts the SQL statements Kysely runs (those the database refused too), to assert that reads issue a fixed number of queries. */
@@ -28,6 +29,44 @@ export class StatementCounter {
   }
 }
 
+/** A parameter as the test database binds it: an array (the tests' setup binds lists of words as PostgreSQL takes them) as its JSON text. */
+function arrayAsJson (value: unknown): unknown {
+  return Array.isArray(value) ? JSON.stringify(value) : value
+}
+
+/**
+ * An in-memory SQLite database as `createSqliteDatabase` opens one (foreign keys on), whose statements bind an array
+ * parameter as its JSON text: the tests' own setup binds lists of words as PostgreSQL takes them (JavaScript arrays),
+ * where SQLite stores JSON text and `better-sqlite3` refuses arrays. The library never binds an array on SQLite (its
+ * engine converts every stored value; test/http/engine-parity.test.ts runs it on `createSqliteDatabase` itself).
+ */
+function sqliteArraysAsJson (): SqliteDatabase {
+  const database = new Database(':memory:')
+  database.pragma('foreign_keys = ON')
+  const prepare = database.prepare.bind(database)
+  const bound = new Set(['all', 'get', 'run', 'iterate'])
+  return Object.assign(database, {
+    prepare: (source: string) => new Proxy(prepare(source), {
+      get (statement, property, receiver) {
+        const value = Reflect.get(statement, property, receiver) as unknown
+        if (typeof property !== 'string' || !bound.has(property) || typeof value !== 'function') return value
+        return (...parameters: unknown[]) => (value as (...args: unknown[]) => unknown).apply(statement, parameters.map((parameter) =>
+          Array.isArray(parameter) ? parameter.map(arrayAsJson) : arrayAsJson(parameter)) as never)
+      },
+    }),
+  }) as unknown as SqliteDatabase
+}
+
+/**
+ * The name of a database of its own for a test file on the MariaDB server of `url`: the database `url` names (as
+ * `.ci/run` creates one) or `fja`, then `what` and random digits, so that whoever made the first can find and drop
+ * what a test file left behind (`<name>_%`).
+ */
+export function mysqlDatabaseName (url: string, what: string): string {
+  const base = decodeURIComponent(new URL(url).pathname.slice(1)) || 'fja'
+  return `${base}_${what}_${randomBytes(5).toString('hex')}`.slice(0, 64)
+}
+
 /** A migrated example database for one test file. */
 export interface TestDatabase {
   readonly db: Kysely<any>
@@ -48,13 +87,13 @@ export async function openTestDatabase (migrate: Migrate = migrateToLatest): Pro
   const counter = new StatementCounter()
   const url = process.env.DATABASE_URL
   if (url?.startsWith('sqlite:') === true) {
-    const { db, close } = await createSqliteDatabase<any>({ log: counter.log })
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqliteArraysAsJson() }), log: counter.log })
     await migrate(db)
-    return { db, counter, close }
+    return { db, counter, close: () => db.destroy() }
   }
   if (url?.startsWith('mysql:') === true) {
     // A database of its own on that server (dropped on close), in utf8mb4 compared by code point as the app's tables.
-    const name = `test_${randomBytes(6).toString('hex')}`
+    const name = mysqlDatabaseName(url, 'test')
     const server = new URL(url)
     server.pathname = '/'
     const admin = await createMysqlDatabase<any>({ uri: server.toString(), pool: { connectionLimit: 1 } })
@@ -66,7 +105,7 @@ export async function openTestDatabase (migrate: Migrate = migrateToLatest): Pro
     // library never binds an array on MariaDB (its engine converts every stored value; test/http/engine-parity.test.ts
     // runs it without this).
     const queryFormat = (query: string, values: unknown): string =>
-      mysql2.format(query, Array.isArray(values) ? values.map((value) => Array.isArray(value) ? JSON.stringify(value) : value) : values as never, false, 'Z')
+      mysql2.format(query, Array.isArray(values) ? values.map(arrayAsJson) as never : values as never, false, 'Z')
     const { db, close } = await createMysqlDatabase<any>({ uri: own.toString(), pool: { connectionLimit: 4, queryFormat }, log: counter.log })
     await migrate(db)
     return {

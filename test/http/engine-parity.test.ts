@@ -9,19 +9,29 @@
  * the end; without a server there, its half is skipped (not a failure). `.ci/run` always gives it one.
  */
 import t, { type Test } from 'tap'
-import { randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../examples/app/app.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 import { seed } from '../../examples/app/seed.js'
 import { createMysqlDatabase, createSqliteDatabase } from '../../lib/index.js'
-import { openTestDatabase, StatementCounter } from '../helpers/database.js'
+import { mysqlDatabaseName, openTestDatabase, StatementCounter, type TestDatabase } from '../helpers/database.js'
+import { testEngine } from '../helpers/engine.js'
+import { openPreparedDatabase } from '../../examples/shared/prepared-database.js'
+import { appSchema } from '../../examples/shared/example-schemas.js'
 import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
+
+/** The embedded PGlite with the example app's schema, as the suite opens it by default. */
+async function openEmbeddedReference (): Promise<TestDatabase> {
+  const counter = new StatementCounter()
+  const { database } = await openPreparedDatabase(appSchema, { log: counter.log, warn: () => {} })
+  return { db: database.db, counter, close: database.close }
+}
 
 /** The test database (PGlite, or PostgreSQL with `DATABASE_URL`), seeded, with the app on it: one per engine compared. */
 async function openReference () {
-  const database = await openTestDatabase()
+  // PostgreSQL always: the suite's database when it is one, else the embedded PGlite.
+  const database = testEngine() === 'postgres' ? await openTestDatabase() : await openEmbeddedReference()
   await seed(database.db)
   const app = await buildApp({ db: database.db })
   await app.ready()
@@ -73,7 +83,7 @@ async function openMariadb (): Promise<Engine | string> {
   const server = new URL(url)
   server.pathname = '/'
   const admin = await createMysqlDatabase<any>({ uri: server.toString(), connectionTimeout: 2000, pool: { connectionLimit: 1 } })
-  const name = `fja_parity_${randomBytes(6).toString('hex')}`
+  const name = mysqlDatabaseName(url, 'parity')
   try {
     await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
   } catch (error) {

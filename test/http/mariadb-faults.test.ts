@@ -4,7 +4,6 @@
 // a connection killed in the middle of a request or while idle, and a server that does not answer are 503s with
 // Retry-After (never a 500, never a crash); nothing half-written stays, and the service answers again at once.
 import t, { type Test } from 'tap'
-import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import { sql, type Kysely } from 'kysely'
 import type { FastifyInstance } from 'fastify'
@@ -14,13 +13,14 @@ import { createMysqlDatabase, jsonApi, type MysqlDatabase } from '../../lib/inde
 import { resources } from '../../examples/app/resources.js'
 import { injectJsonApi, type TestResponse } from '../helpers/test-app.js'
 import { assertError } from '../helpers/assert-errors.js'
+import { mysqlDatabaseName } from '../helpers/database.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
 
 const url = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/'
 const server = new URL(url)
 server.pathname = '/'
 const admin = await createMysqlDatabase<any>({ uri: server.toString(), connectionTimeout: 2000, pool: { connectionLimit: 2 } })
-const name = `fja_faults_${randomBytes(6).toString('hex')}`
+const name = mysqlDatabaseName(url, 'faults')
 let available: string | undefined
 try {
   await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)

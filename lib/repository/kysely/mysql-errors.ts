@@ -44,7 +44,7 @@ const KINDS: ReadonlyMap<number, StorageErrorKind> = new Map([
   [4025, 'check'], // ER_CONSTRAINT_FAILED (MariaDB)
   [3819, 'check'], // ER_CHECK_CONSTRAINT_VIOLATED (MySQL)
   [1406, 'too-long'], // ER_DATA_TOO_LONG
-  [1264, 'invalid-value'], // ER_WARN_DATA_OUT_OF_RANGE
+  [1264, 'out-of-range'], // ER_WARN_DATA_OUT_OF_RANGE
   [1366, 'invalid-value'], // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
   [1292, 'invalid-value'], // ER_TRUNCATED_WRONG_VALUE
   [1265, 'invalid-value'], // WARN_DATA_TRUNCATED

@@ -2,14 +2,16 @@ import t, { type Test } from 'tap'
 import { CompiledQuery } from 'kysely'
 import type { PoolClient } from 'pg'
 import { createPostgresDatabase, type PostgresDatabase } from '../../../lib/index.js'
+import { onPostgresServer } from '../../helpers/engine.js'
 
 // The pool of createPostgresDatabase arms its connection timeout only for a checkout that may have to wait: these
 // tests count the timers pg-pool arms (by their delay, a value nothing else here uses) and check that a checkout
 // that does wait still times out, and that ending the pool serves the checkouts it queued without a timer.
 
 const url = process.env.DATABASE_URL
-const onPostgres = url !== undefined && url !== ''
-const skip = !onPostgres && 'needs PostgreSQL (DATABASE_URL)'
+// The PostgreSQL driver's own tests: on a PostgreSQL server when DATABASE_URL names one, else on the embedded PGlite.
+const onPostgres = onPostgresServer()
+const skip = !onPostgres && 'needs a PostgreSQL server (DATABASE_URL=postgres://…)'
 
 /** Runs one statement through the database's Kysely instance (its driver borrows a connection of the pool). */
 type Run = (query: CompiledQuery) => Promise<unknown[]>

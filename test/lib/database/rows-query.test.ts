@@ -8,6 +8,7 @@ import { createEmbeddedDatabase } from '../../../lib/embedded.js'
 import { RowDecoders, RowsQuery, loadPrepareValue, prepareValueOrWarn } from '../../../lib/database/rows-query.js'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { onPostgresServer } from '../../helpers/engine.js'
 
 // The driver of a database the library made (JsonApiPostgresDialect) sends its statements as RowsQuery (its own pg
 // custom query, decoding rows with a decoder kept per statement text). These tests hold its rows to pg's own (pg's
@@ -15,7 +16,8 @@ import { dirname, join } from 'node:path'
 // connection usable afterwards.
 
 const url = process.env.DATABASE_URL
-const onPostgres = url !== undefined && url !== ''
+// The PostgreSQL driver's own tests: on a PostgreSQL server when DATABASE_URL names one, else on the embedded PGlite.
+const onPostgres = onPostgresServer()
 const opened = onPostgres
   ? await createPostgresDatabase<any>({ connectionString: url, pool: { max: 1 } })
   : await createEmbeddedDatabase<any>()

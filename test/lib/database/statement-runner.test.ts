@@ -6,13 +6,14 @@ import { createEmbeddedDatabase } from '../../../lib/embedded.js'
 import { statementRunnerOf } from '../../../lib/database/statement-runner.js'
 import { KyselyRepository } from '../../../lib/repository/kysely/kysely-repository.js'
 import { Memo } from '../../../lib/schema/memo.js'
+import { onPostgresServer } from '../../helpers/engine.js'
 
 // Single statements outside transactions, offered by the adapter of the library's dialect (JsonApiPostgresDialect)
 // and sent through its driver without Kysely's executor: these tests hold that path to what Kysely's executor does.
 
 const url = process.env.DATABASE_URL
 const events: LogEvent[] = []
-const opened = url === undefined || url === ''
+const opened = !onPostgresServer()
   ? await createEmbeddedDatabase<any>({ log: (event) => { events.push(event) } })
   : await createPostgresDatabase<any>({ connectionString: url, pool: { max: 1 }, log: (event) => { events.push(event) } })
 const { db } = opened

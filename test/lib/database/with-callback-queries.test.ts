@@ -2,6 +2,7 @@ import t from 'tap'
 import pg from 'pg'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import { createPostgresDatabase, withCallbackQueries } from '../../../lib/index.js'
+import { onPostgresServer } from '../../helpers/engine.js'
 
 type Callback = (error: Error | null, result?: unknown) => void
 
@@ -84,7 +85,7 @@ t.test('cannot wrap what is not a pg client class', async (t) => {
 })
 
 const url = process.env.DATABASE_URL
-t.test('on PostgreSQL, Kysely runs statements through it, and a failed one rejects with the server error', { skip: url === undefined || url === '' ? 'needs DATABASE_URL' : false }, async (t) => {
+t.test('on PostgreSQL, Kysely runs statements through it, and a failed one rejects with the server error', { skip: !onPostgresServer() ? 'needs a PostgreSQL server (DATABASE_URL=postgres://…)' : false }, async (t) => {
   const pool = new pg.Pool({ connectionString: url, max: 2, Client: withCallbackQueries(pg.Client) })
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   t.teardown(() => db.destroy())
@@ -97,7 +98,7 @@ t.test('on PostgreSQL, Kysely runs statements through it, and a failed one rejec
   t.same(inside, [{ n: 7 }])
 })
 
-t.test('createPostgresDatabase builds its pool on it', { skip: url === undefined || url === '' ? 'needs DATABASE_URL' : false }, async (t) => {
+t.test('createPostgresDatabase builds its pool on it', { skip: !onPostgresServer() ? 'needs a PostgreSQL server (DATABASE_URL=postgres://…)' : false }, async (t) => {
   const database = await createPostgresDatabase({ connectionString: url, pool: { max: 1 } })
   t.teardown(database.close)
   const Client = (database.pool as unknown as { Client: typeof pg.Client }).Client

@@ -15,6 +15,7 @@ import { openCacheApps } from '../../helpers/cache-apps.js'
 import { injectJsonApi } from '../../helpers/test-app.js'
 import { Memo } from '../../../lib/schema/memo.js'
 import { POSTGRES } from '../../../lib/repository/kysely/postgres-engine.js'
+import { engineOf } from '../../../lib/repository/kysely/engine-of.js'
 
 t.test('a shape is learned from a compilation with distinct values, then served without compiling', async (t) => {
   const cache = new StatementCache(2)
@@ -89,6 +90,13 @@ function filter (value: unknown): string {
  * Pairs of GETs of the same shape with different values: the first teaches the cache, the second is served from it.
  * Each covers a kind of filter node or statement.
  */
+/** The served requests of {@link PAIRS} whose lists hold another number of values than their teacher's. */
+const LIST_COUNTS = new Set([
+  '/users?include=computers,posts&page[size]=3',
+  `/users?${filter([{ name: 'name', op: 'in_', val: ['grace'] }])}`,
+  `/users?${filter([{ name: 'name', op: 'notin_', val: ['grace', 'x'] }])}`,
+])
+
 const PAIRS: ReadonlyArray<readonly [string, string]> = [
   ['/users/1', '/users/2'],
   ['/users/1?include=computers', '/users/2?include=computers'],
@@ -149,7 +157,11 @@ t.test('the cache changes no statement and no document, and spares the compilati
     t.same(withCache.statements, without.statements, `${served}: the same statements`)
     t.same(withCache.parameters, without.parameters, `${served}: with the same parameters`)
     t.same(withCache.body, without.body, `${served}: the same document`)
-    t.equal(spared, 0, `${served}: no statement compiled (${withCache.statements.length} from the cache)`)
+      // Where the engine binds a list one parameter per value, another number of values (of `in_`, of the owners an
+    // include reads) is another statement, compiled once for that number.
+    const otherCount = LIST_COUNTS.has(served) && engineOf(db).listParameters === 'each'
+    if (otherCount) t.ok(spared > 0, `${served}: another number of values, compiled for it`)
+    else t.equal(spared, 0, `${served}: no statement compiled (${withCache.statements.length} from the cache)`)
   }
 })
 
@@ -215,7 +227,10 @@ t.test('an estimated count: the plan statement of a shape is compiled once', asy
   counter.reset()
   const estimate = await repository.estimateCount(layer(20))
   t.equal(compilations, 0, 'the second plan of the shape is not compiled')
-  t.match(counter.statements[0], /^explain \(format json\) select 1 as "one" from "users" where "age" > \$1$/)
+  t.match(counter.statements[0], engineOf(db).id === 'postgres'
+    ? /^explain \(format json\) select 1 as "one" from "users" where "age" > \$1$/
+    // Engines without estimates count exactly (docs/databases.md).
+    : /^select count\(\*\) as fja_count from \(select 1 as [`"]one[`"] from [`"]users[`"] where [`"]age[`"] > \?\) as fja_rows$/)
   t.same(counter.parameters[0], [20])
   t.ok(Number.isInteger(estimate) && estimate >= 0, 'a non-negative integer')
 })
