@@ -143,7 +143,9 @@ function idIn<E> (output: FilterOutput<E>, column: string, ids: readonly string[
 
 function writeCompare<E> ({ output, alias }: Walk<E>, node: CompareNode): E {
   const column = columnOf(alias, node.attribute.column as string)
-  const { bind, likePattern, matchQuery } = output.engine
+  const { likePattern, matchQuery } = output.engine
+  const attribute = node.attribute
+  const bind = (item: unknown): unknown => output.engine.bind(item, attribute)
   const value = node.value
   switch (node.op) {
     case 'eq':

@@ -5,7 +5,7 @@ import type { SqlEngine } from './sql-engine.js'
 import { EnforcedForeignKeys, enforcedLinks, storedLinks } from './enforced-foreign-keys.js'
 import { checkDatabaseSchemaWith } from './check-database-schema.js'
 import { mysqlFault, storageErrorFromMysql } from './mysql-errors.js'
-import { readTextStored, storedAsText, toTextStored } from './text-stored-values.js'
+import { bindAsStored, readTextStored, storedAsText, toTextStored } from './text-stored-values.js'
 import { countEstimate, countedRows, matchWords, windowBatches } from './emulated-sql.js'
 
 const EB = expressionBuilder<any, any>()
@@ -97,7 +97,7 @@ async function completeError (db: Kysely<any>, error: unknown, table: string): P
 export const MYSQL: SqlEngine = Object.freeze<SqlEngine>({
   id: 'mysql',
   name: 'MariaDB/MySQL',
-  bind: (value) => typeof value === 'boolean' ? Number(value) : value,
+  bind: (value, attribute) => bindAsStored('mysql', value, attribute),
   likePattern: (_operator, pattern) => pattern,
   matchQuery: matchWords,
   listParameters: 'each',
@@ -130,7 +130,7 @@ export const MYSQL: SqlEngine = Object.freeze<SqlEngine>({
   converts: storedAsText,
   convertsValues: true,
   readStored: readTextStored,
-  toStored: toTextStored,
+  toStored: (attribute, value) => toTextStored('mysql', attribute, value),
   storageError: storageErrorFromMysql,
   completeError,
   fault: mysqlFault,

@@ -53,7 +53,7 @@ function same<T> (value: T): T {
 export const POSTGRES: SqlEngine = Object.freeze<SqlEngine>({
   id: 'postgres',
   name: 'PostgreSQL',
-  bind: same,
+  bind: (value) => value,
   likePattern: (_operator, pattern) => pattern,
   matchQuery: same,
   listParameters: 'array',

@@ -22,8 +22,11 @@ export interface SqlEngine {
   /** The engine's name, as messages name it. */
   readonly name: string
 
-  /** A filter's value (of `eq`, `in_`, `between` …) as the engine binds it: SQLite has no booleans. */
-  readonly bind: (value: unknown) => unknown
+  /**
+   * A filter's value (of `eq`, `in_`, `between` …) of `attribute` as the engine binds it: as the engine stores it
+   * (SQLite and MariaDB have no booleans and no time zones: see `converts`).
+   */
+  readonly bind: (value: unknown, attribute: ResolvedAttribute) => unknown
   /** The value a pattern operator binds for `pattern` (see {@link like}). */
   readonly likePattern: (operator: LikeOperator, pattern: string) => unknown
   /** The value `match` binds for a query (see {@link match}). */

@@ -4,7 +4,7 @@ import type { LikeOperator, SqlEngine } from './sql-engine.js'
 import { EnforcedForeignKeys } from './enforced-foreign-keys.js'
 import { checkDatabaseSchemaWith } from './check-database-schema.js'
 import { sqliteFault, storageErrorFromSqlite } from './sqlite-errors.js'
-import { readTextStored, storedAsText, toTextStored } from './text-stored-values.js'
+import { bindAsStored, readTextStored, storedAsText, toTextStored } from './text-stored-values.js'
 import { countEstimate, countedRows, matchWords, windowBatches } from './emulated-sql.js'
 
 const EB = expressionBuilder<any, any>()
@@ -47,7 +47,7 @@ async function readColumns (db: Kysely<any>, tables: readonly string[]): Promise
 export const SQLITE: SqlEngine = Object.freeze<SqlEngine>({
   id: 'sqlite',
   name: 'SQLite',
-  bind: (value) => typeof value === 'boolean' ? Number(value) : value,
+  bind: (value, attribute) => bindAsStored('sqlite', value, attribute),
   likePattern: (operator: LikeOperator, pattern: string) => operator === 'like' || operator === 'not like' ? globOf(pattern) : pattern,
   matchQuery: matchWords,
   listParameters: 'each',
@@ -77,7 +77,7 @@ export const SQLITE: SqlEngine = Object.freeze<SqlEngine>({
   converts: storedAsText,
   convertsValues: true,
   readStored: readTextStored,
-  toStored: toTextStored,
+  toStored: (attribute, value) => toTextStored('sqlite', attribute, value),
   storageError: storageErrorFromSqlite,
   fault: sqliteFault,
   // SQLite names no constraint in its errors: every write that links to rows checks them in its own statement.
