@@ -117,7 +117,9 @@ async function both (engine: Engine, app: 'read' | 'write', method: 'GET' | 'POS
   engine.counter.reset()
   const onEngine = await injectJsonApi(engine.app, method, url, options)
   const streamed = url.includes('page[size]=0')
-  if (app === 'read' && engine.counter.count !== referenceStatements + (streamed ? engine.streamed : 0)) {
+  // A value its column cannot hold fails PostgreSQL's statements; the other engines refuse it before any: no count.
+  const refusedByDatabase = onReference.status === 400 && /does not fit the type of its column/.test(onReference.text)
+  if (app === 'read' && !refusedByDatabase && engine.counter.count !== referenceStatements + (streamed ? engine.streamed : 0)) {
     throw new Error(`${method} ${url}: ${engine.counter.count} statements on ${engine.name}, ${referenceStatements} on the reference:\n${engine.counter.statements.join('\n')}`)
   }
   return [onReference, onEngine]
@@ -169,6 +171,10 @@ function parity (t: Test, engine: Engine): void {
       `/photos?${filter([{ name: 'words', op: 'jsonb_contains', val: { sky: 'orange' } }])}`,
       `/photos?${filter([{ name: 'words', op: 'jsonb_contains', val: { sky: 'blue' } }])}`,
       '/users/99', '/users?sort=nothing', `/users?${filter([{ name: 'age', op: 'gt', val: 'old' }])}`,
+    // A value its column cannot hold: PostgreSQL refuses it; the other engines refuse it before the statement.
+    '/users?filter[age]=2147483648', '/users?filter[id]=1&filter[age]=-2147483649', '/users?filter[age]=2147483647',
+    `/users?${filter([{ name: 'age', op: 'in_', val: [1, 3000000000] }])}&filter[name]=ada`,
+    '/computers?filter[owner.age]=9223372036854775808', '/users?filter[group_id]=2147483648',
     ]
     for (const url of urls) await same(t, engine, 'GET', url)
   })

@@ -15,6 +15,7 @@ import { compileSort } from './compile-sort.js'
 import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyset.js'
 import { StatementCache, countShape, guardedInsertShape, insertShape, relatedShape, selectShape } from './statement-cache.js'
 import type { EnforcedForeignKeys } from './enforced-foreign-keys.js'
+import type { IntegerRanges } from './integer-ranges.js'
 import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
@@ -139,6 +140,12 @@ export class KyselyRepository implements Repository {
    * statement that fails there aborts the transaction, so its writes check their targets in the statement.
    */
   #foreignKeys: EnforcedForeignKeys | undefined
+  /**
+   * The integer columns and their ranges, where the engine compares a value its column cannot hold without an error
+   * (`SqlEngine.readIntegerRanges`, read with the foreign keys): a read whose filter holds one fails before its
+   * statement, as on PostgreSQL. Shared with the repositories of its transactions.
+   */
+  #ranges: IntegerRanges | undefined
   /** The database engine below the Kysely instance (see `engineOf`): what its SQL, errors and catalog are. */
   readonly #engine: SqlEngine
   /** Compiles filters for the engine; shared with the repositories of its transactions. */
@@ -162,6 +169,7 @@ export class KyselyRepository implements Repository {
     const repository = new KyselyRepository(trx, { cacheStatements: false })
     repository.#statements = this.#statements
     repository.#filters = this.#filters
+    repository.#ranges = this.#ranges
     return repository
   }
 
@@ -186,13 +194,18 @@ export class KyselyRepository implements Repository {
 
   /**
    * Reads from the catalog which relationships stored in a row the database's foreign key constraints enforce (one
-   * statement), adding them to those read before: the plugin runs it at `ready` for each registration that uses this
+   * statement; and, on the engines that need them, the ranges of the integer columns), adding them to those read before: the plugin runs it at `ready` for each registration that uses this
    * repository. Until it has run, and when it fails, every create that links to existing rows checks them in its own
    * statement.
    *
    * @internal
    */
   async readForeignKeys (graph: ResourceGraph): Promise<EnforcedForeignKeys> {
+    const readRanges = this.#engine.readIntegerRanges
+    if (readRanges !== undefined) {
+      const ranges = await readRanges(this.#db, graph)
+      this.#ranges = this.#ranges === undefined ? ranges : this.#ranges.with(ranges)
+    }
     const read = await this.#engine.readForeignKeys(this.#db, graph)
     this.#foreignKeys = this.#foreignKeys === undefined ? read : this.#foreignKeys.with(read)
     return read
@@ -204,6 +217,12 @@ export class KyselyRepository implements Repository {
    */
   #enforcing (resource: ResolvedResource, row: ColumnValues, names: readonly string[], requires: readonly RequiredRow[]): ReadonlySet<string> | undefined {
     return requires.length === 0 ? NO_CONSTRAINTS : this.#foreignKeys?.enforcing(resource, row, names, requires)
+  }
+
+  /** The failure of a read whose filter holds a value beyond its integer column's range (see `#ranges`), if any. */
+  #refused (layer: QueryLayer): Promise<never> | undefined {
+    const refusal = this.#ranges?.refusal(layer.where, layer.resource)
+    return refusal === undefined ? undefined : Promise.reject(refusal)
   }
 
   /** The Kysely instance (or transaction) this repository runs on. */
@@ -248,6 +267,8 @@ export class KyselyRepository implements Repository {
   }
 
   findMany (layer: QueryLayer): Promise<Row[]> {
+    const refused = this.#refused(layer)
+    if (refused !== undefined) return refused
     return this.#read(layer.resource, this.#execute(this.#statements && selectShape(this.#engine, layer), () => this.#selectMany(layer).compile() as CompiledQuery<Row>))
   }
 
@@ -277,6 +298,8 @@ export class KyselyRepository implements Repository {
     const select = (window?: { readonly limit: number, readonly offset: number }): CompiledQuery =>
       this.#selectMany({ ...layer, page: { offset: window?.offset ?? 0, limit: window?.limit } }).compile()
     const engine = this.#engine
+    const refusal = this.#ranges?.refusal(layer.where, layer.resource)
+    if (refusal !== undefined) throw refusal
     try {
       if (!engine.convertsValues) yield * engine.batches(this.#db, select, size, name)
       else for await (const rows of engine.batches(this.#db, select, size, name)) yield readRows(engine, layer.resource, rows)
@@ -296,6 +319,8 @@ export class KyselyRepository implements Repository {
    * value (to the microsecond, every digit), whatever its type.
    */
   findKeyset (layer: QueryLayer, window: KeysetWindow): Promise<KeysetPage> {
+    const refused = this.#refused(layer)
+    if (refused !== undefined) return refused
     const { resource } = layer
     const nodes = keysetKeys(layer.sort, resource)
     const key = (index: number): string => `__fja_k${index}`
@@ -360,6 +385,8 @@ export class KyselyRepository implements Repository {
   }
 
   count (layer: QueryLayer): Promise<number> {
+    const refused = this.#refused(layer)
+    if (refused !== undefined) return refused
     return this.#execute(this.#statements && countShape(this.#engine, layer), () => this.#where(layer, new AliasCounter(), rootOf(layer.where))
       .select(sql<string>`count(*)`.as('count'))
       .compile() as CompiledQuery<{ count: string }>).then(countOf)
@@ -372,6 +399,8 @@ export class KyselyRepository implements Repository {
    * as the table's statistics (`ANALYZE`, autovacuum), and the planner never expects fewer than one row.
    */
   estimateCount (layer: QueryLayer): Promise<number> {
+    const refused = this.#refused(layer)
+    if (refused !== undefined) return refused
     return this.#run(async () => {
       const rows = await this.#execute(this.#statements && countShape(this.#engine, layer, 'estimate'), () =>
         this.#engine.estimate(this.#where(layer, new AliasCounter(), rootOf(layer.where)).select(sql.lit(1).as('one')).compile()))
@@ -381,6 +410,8 @@ export class KyselyRepository implements Repository {
 
   findRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): Promise<RelatedRow[]> {
     if (ownerIds.length === 0) return Promise.resolve([])
+    const refused = this.#refused(layer)
+    if (refused !== undefined) return refused
     return this.#read(layer.resource, this.#execute(this.#statements && relatedShape(this.#engine, owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer)))
       .then(relatedRows)
   }

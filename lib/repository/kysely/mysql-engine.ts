@@ -7,6 +7,7 @@ import { checkDatabaseSchemaWith } from './check-database-schema.js'
 import { mysqlFault, storageErrorFromMysql } from './mysql-errors.js'
 import { bindAsStored, readTextStored, storedAsText, toTextStored } from './text-stored-values.js'
 import { countEstimate, countedRows, matchWords, windowBatches } from './emulated-sql.js'
+import { INTEGER_TYPES, IntegerRanges, unsignedRange, type IntegerRange } from './integer-ranges.js'
 
 const EB = expressionBuilder<any, any>()
 
@@ -65,6 +66,30 @@ async function readForeignKeys (db: Kysely<any>, graph: ResourceGraph): Promise<
     }
   })
   return enforcedLinks(links, found)
+}
+
+/** The integer columns of the graph's tables (`information_schema.columns`) and the values each holds. */
+async function readIntegerRanges (db: Kysely<any>, graph: ResourceGraph): Promise<IntegerRanges> {
+  const tables = [...new Set(graph.resources.map((resource) => resource.table))]
+  const columns = new Map<string, Map<string, IntegerRange>>()
+  if (tables.length === 0) return new IntegerRanges(columns)
+  const wanted = tables.map(splitTable)
+  const { rows } = await sql<{ fja_schema: string, fja_table: string, fja_column: string, fja_type: string, fja_column_type: string, fja_current: string }>`
+    select table_schema as fja_schema, table_name as fja_table, column_name as fja_column, data_type as fja_type,
+      column_type as fja_column_type, database() as fja_current
+    from information_schema.columns
+    where data_type in ('tinyint', 'smallint', 'mediumint', 'int', 'bigint')
+      and (${sql.join(wanted.map(([schema, name]) => sql`(table_schema = ${schema ?? sql`database()`} and table_name = ${name})`), sql` or `)})
+  `.execute(db)
+  for (const row of rows) {
+    const table = tables.find((item, at) => wanted[at][1] === row.fja_table && (wanted[at][0] ?? row.fja_current) === row.fja_schema)
+    const signed = INTEGER_TYPES[String(row.fja_type).toLowerCase()]
+    if (table === undefined || signed === undefined) continue
+    let ranges = columns.get(table)
+    if (ranges === undefined) columns.set(table, ranges = new Map())
+    ranges.set(row.fja_column, /unsigned/i.test(String(row.fja_column_type)) ? unsignedRange(signed) : signed)
+  }
+  return new IntegerRanges(columns)
 }
 
 /**
@@ -135,6 +160,7 @@ export const MYSQL: SqlEngine = Object.freeze<SqlEngine>({
   completeError,
   fault: mysqlFault,
   readForeignKeys,
+  readIntegerRanges,
   checkSchema: (db, graph) => checkDatabaseSchemaWith(db, graph, {
     readColumns,
     path: async (db) => String((await sql<{ fja_database: string }>`select database() as fja_database`.execute(db)).rows[0]?.fja_database ?? ''),

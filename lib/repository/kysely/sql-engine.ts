@@ -3,6 +3,7 @@ import type { EngineName, Row } from '../../schema/fields.js'
 import type { ResolvedAttribute, ResourceGraph } from '../../schema/resolved.js'
 import type { DatabaseFault } from '../../errors/database-faults.js'
 import type { EnforcedForeignKeys } from './enforced-foreign-keys.js'
+import type { IntegerRanges } from './integer-ranges.js'
 
 
 /** The pattern operators of the filter language, as SQL writes them. */
@@ -123,6 +124,11 @@ export interface SqlEngine {
 
   /** Reads from the catalog which relationships stored in a row the database's foreign keys enforce. */
   readonly readForeignKeys: (db: Kysely<any>, graph: ResourceGraph) => Promise<EnforcedForeignKeys>
+  /**
+   * Reads the integer columns of the graph's tables and their ranges, where the engine compares a filter value its
+   * column cannot hold without an error (see `IntegerRanges`); PostgreSQL refuses such a value itself: none.
+   */
+  readonly readIntegerRanges?: (db: Kysely<any>, graph: ResourceGraph) => Promise<IntegerRanges>
   /** Checks that every table and column the declarations need exists (throws `DatabaseSchemaError`). */
   readonly checkSchema: (db: Kysely<any>, graph: ResourceGraph) => Promise<void>
 }

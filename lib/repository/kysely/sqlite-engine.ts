@@ -6,6 +6,7 @@ import { checkDatabaseSchemaWith } from './check-database-schema.js'
 import { sqliteFault, storageErrorFromSqlite } from './sqlite-errors.js'
 import { bindAsStored, readTextStored, storedAsText, toTextStored } from './text-stored-values.js'
 import { countEstimate, countedRows, matchWords, windowBatches } from './emulated-sql.js'
+import { INTEGER_TYPES, IntegerRanges, type IntegerRange } from './integer-ranges.js'
 
 const EB = expressionBuilder<any, any>()
 
@@ -36,6 +37,24 @@ async function readColumns (db: Kysely<any>, tables: readonly string[]): Promise
     if (rows.length > 0) found.set(table, new Map(rows.map((row) => [row.name, row.type.toLowerCase()])))
   }
   return found
+}
+
+/**
+ * The columns of INTEGER affinity (a declared type that contains `INT`) of the graph's tables, with the range their
+ * declared type has on PostgreSQL and MariaDB (`integer`: 32 bits, `bigint` and any other: 64), so that a schema
+ * written once for every engine refuses the same filter values on each (SQLite itself stores 64 bits in any of them).
+ */
+async function readIntegerRanges (db: Kysely<any>, graph: ResourceGraph): Promise<IntegerRanges> {
+  const found = await readColumns(db, [...new Set(graph.resources.map((resource) => resource.table))])
+  const columns = new Map<string, Map<string, IntegerRange>>()
+  for (const [table, types] of found) {
+    const ranges = new Map<string, IntegerRange>()
+    for (const [column, type] of types) {
+      if (type.includes('int')) ranges.set(column, INTEGER_TYPES[type.replace(/\(.*$/, '').trim()] ?? INTEGER_TYPES.bigint)
+    }
+    if (ranges.size > 0) columns.set(table, ranges)
+  }
+  return new IntegerRanges(columns)
 }
 
 /**
@@ -82,5 +101,6 @@ export const SQLITE: SqlEngine = Object.freeze<SqlEngine>({
   fault: sqliteFault,
   // SQLite names no constraint in its errors: every write that links to rows checks them in its own statement.
   readForeignKeys: async (_db: Kysely<any>, _graph: ResourceGraph) => new EnforcedForeignKeys(new Map(), 0),
+  readIntegerRanges,
   checkSchema: (db, graph) => checkDatabaseSchemaWith(db, graph, { readColumns, path: 'main', types: false }),
 })
