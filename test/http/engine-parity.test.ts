@@ -175,6 +175,7 @@ function parity (t: Test, engine: Engine): void {
     '/users?filter[age]=2147483648', '/users?filter[id]=1&filter[age]=-2147483649', '/users?filter[age]=2147483647',
     `/users?${filter([{ name: 'age', op: 'in_', val: [1, 3000000000] }])}&filter[name]=ada`,
     '/computers?filter[owner.age]=9223372036854775808', '/users?filter[group_id]=2147483648',
+    `/users?${filter([{ name: 'name', op: 'eq', val: 'a\u0000b' }])}`, `/photos?${filter([{ name: 'words', op: 'jsonb_contains', val: { 'a\u0000': 1 } }])}`,
     ]
     for (const url of urls) await same(t, engine, 'GET', url)
   })

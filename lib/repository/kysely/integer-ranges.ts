@@ -28,12 +28,25 @@ function integerOf (value: unknown): bigint | undefined {
   return undefined
 }
 
+function nulRefusal (resource: ResolvedResource): StorageError {
+  return new StorageError('invalid-value', `a filter value of ${resource.table} holds a NUL character`, { table: resource.table })
+}
+
+/** Whether a value (a string, or any string in an array or object, keys too) holds a NUL character. */
+function holdsNul (value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000')
+  if (Array.isArray(value)) return value.some(holdsNul)
+  if (typeof value === 'object' && value !== null) return Object.entries(value).some(([key, item]) => key.includes('\u0000') || holdsNul(item))
+  return false
+}
+
 /**
  * The integer columns of the tables a registration reads, with the values each can hold, read from the catalog at
  * `ready`, for the engines that compare a value its column cannot hold without a word (MariaDB compares `int` with
  * 2^31 and finds nothing; SQLite compares its 64-bit integers with 2^63 as reals): a filter value beyond its column's
  * range is refused before the statement runs, as PostgreSQL refuses it (its parameters take the column's type), so
- * that the request is the same 400 naming the filter on every engine.
+ * that the request is the same 400 naming the filter on every engine. So is a filter value with a NUL character,
+ * which PostgreSQL's text and JSON cannot hold and the other engines would compare.
  */
 export class IntegerRanges {
   readonly #columns: ReadonlyMap<string, ReadonlyMap<string, IntegerRange>>
@@ -48,15 +61,21 @@ export class IntegerRanges {
     return new IntegerRanges(new Map([...this.#columns, ...other.#columns]))
   }
 
-  /** An `out-of-range` storage error when a value of `where` (over rows of `resource`) is beyond its column's range. */
+  /**
+   * An `out-of-range` storage error when a value of `where` (over rows of `resource`) is beyond its column's range,
+   * an `invalid-value` one when it holds a NUL character.
+   */
   refusal (where: FilterNode | undefined, resource: ResolvedResource): StorageError | undefined {
-    if (where === undefined || this.#columns.size === 0) return undefined
+    if (where === undefined) return undefined
     return this.#walk(where, resource)
   }
 
   #walk (node: FilterNode, resource: ResolvedResource): StorageError | undefined {
     switch (node.kind) {
+      case 'custom':
+        return holdsNul(node.value) ? nulRefusal(resource) : undefined
       case 'compare': {
+        if (holdsNul(node.value)) return nulRefusal(resource)
         const column = node.attribute.column
         const range = column === undefined ? undefined : this.#columns.get(resource.table)?.get(column)
         if (range === undefined || node.value === null) return undefined
