@@ -330,6 +330,69 @@ t.test('the oldest TypeScript the README names compiles the app too', async (t) 
   t.equal(checked.code, 0, `${version}, the README's tsconfig.json: ${checked.output}`)
 })
 
+// The same app shape on SQLite and on MariaDB, from the package's own helpers, with the drivers the README installs.
+const enginesSource = `import Fastify from 'fastify'
+import { Type } from '@sinclair/typebox'
+import type { Kysely } from 'kysely'
+import { createMysqlDatabase, createSqliteDatabase, defineResource, jsonApi } from 'fastify-jsonapi'
+
+const thing = defineResource({ type: 'thing', path: '/things', table: 'things', attributes: { name: { schema: Type.String() }, done: { schema: Type.Boolean() } } })
+
+async function serve (engine: string, db: Kysely<any>, close: () => Promise<void>): Promise<unknown> {
+  await db.schema.createTable('things').addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+    .addColumn('name', 'text', (column) => column.notNull()).addColumn('done', 'boolean', (column) => column.notNull()).execute()
+  const app = Fastify()
+  await app.register(jsonApi, { db, resources: [thing] })
+  app.addHook('onClose', close)
+  const posted = await app.inject({ method: 'POST', url: '/things', headers: { 'content-type': 'application/vnd.api+json' }, payload: { data: { type: 'thing', attributes: { name: 'one', done: true } } } })
+  const read = await app.inject({ url: '/things?filter[done]=true&sort=-name' })
+  await app.close()
+  return { engine, posted: posted.statusCode, status: read.statusCode, data: read.json().data }
+}
+
+const results: unknown[] = []
+const sqlite = await createSqliteDatabase()
+results.push(await serve('sqlite', sqlite.db, sqlite.close))
+const url = process.env.FJA_PACKAGE_MYSQL_URL
+if (url !== undefined && url !== '') {
+  const mysql = await createMysqlDatabase({ uri: url })
+  results.push(await serve('mysql', mysql.db, mysql.close))
+}
+console.log(JSON.stringify(results))
+`
+
+t.test('the app serves from SQLite and from MariaDB through the package\'s helpers and the drivers the README installs', async (t) => {
+  await writeFile(join(app, 'src/engines.ts'), enginesSource)
+  const compiled = await sh('npx tsc -p tsconfig.json', app)
+  t.equal(compiled.code, 0, compiled.output)
+  // MariaDB when a server answers at MYSQL_URL (default 127.0.0.1:3306), in a database of its own.
+  const { createMysqlDatabase } = await import('../../lib/index.js')
+  const { mysqlDatabaseName } = await import('../helpers/database.js')
+  const { sql } = await import('kysely')
+  const url = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/'
+  const server = new URL(url)
+  server.pathname = '/'
+  const admin = await createMysqlDatabase<any>({ uri: server.toString(), connectionTimeout: 2000, pool: { connectionLimit: 1 } })
+  t.teardown(() => admin.close())
+  const name = mysqlDatabaseName(url, 'package')
+  let own = ''
+  try {
+    await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
+    t.teardown(async () => { await sql`drop database if exists ${sql.id(name)}`.execute(admin.db) })
+    const database = new URL(url)
+    database.pathname = `/${name}`
+    own = database.toString()
+  } catch (error) {
+    t.comment(`no MariaDB server at ${server.host}: SQLite only (${(error as Error).message})`)
+  }
+  const served = await sh(`FJA_PACKAGE_MYSQL_URL=${JSON.stringify(own)} node dist/engines.js`, app)
+  t.equal(served.code, 0, served.output)
+  const results = JSON.parse(served.output.trim().split('\n').at(-1) ?? '[]') as Array<Record<string, unknown>>
+  const expected = { posted: 201, status: 200, data: [{ type: 'thing', id: '1', attributes: { name: 'one', done: true }, links: { self: '/things/1' } }] }
+  t.same(results[0], { engine: 'sqlite', ...expected }, 'SQLite')
+  if (own !== '') t.same(results[1], { engine: 'mysql', ...expected }, 'MariaDB')
+})
+
 t.test('require() loads the package from CommonJS', async (t) => {
   await writeFile(join(app, 'require.cjs'), requireSource)
   const served = await sh('node require.cjs', app)
