@@ -30,8 +30,9 @@ export const jsonbContains = defineOperator({
     if (engine === 'postgres') return sql<boolean>`${column} @> ${JSON.stringify(value)}::jsonb`
     // MariaDB/MySQL: JSON_CONTAINS is containment as `@>` is, for an object.
     if (engine === 'mysql') return sql<boolean>`(json_type(${column}) = 'OBJECT' and json_contains(${column}, ${JSON.stringify(value)}))`
-    // SQLite (JSON text): every top-level member of `val` is in the object, equal as JSON.
-    return sql<boolean>`json_type(${column}) = 'object' and not exists (select 1 from json_each(${JSON.stringify(value)}) as m where json_extract(${column}, '$."' || m.key || '"') is not json_extract(${JSON.stringify(value)}, '$."' || m.key || '"'))`
+    // SQLite (JSON text): every top-level member of `val` is a member of the object, equal as JSON (keys compared as
+    // keys, never spliced into a JSON path).
+    return sql<boolean>`json_type(${column}) = 'object' and not exists (select 1 from json_each(${JSON.stringify(value)}) as m where not exists (select 1 from json_each(${column}) as c where c.key = m.key and c.type = m.type and json_quote(c.value) = json_quote(m.value)))`
   },
 })
 

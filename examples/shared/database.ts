@@ -1,11 +1,13 @@
 /**
- * Opens an example's database and migrates it: PostgreSQL through `pg` when `DATABASE_URL` is set, an embedded
- * in-memory PGlite otherwise, fresh at every start (it starts from the example's prepared data directory, see
+ * Opens an example's database and migrates it, by `DATABASE_URL`: PostgreSQL through `pg` (`postgres://…`), MariaDB
+ * through `mysql2` (`mysql://…`), SQLite through `better-sqlite3` (`sqlite:<file>`, `sqlite::memory:`), or, unset, an
+ * embedded in-memory PGlite, fresh at every start (it starts from the example's prepared data directory, see
  * `prepared-database.ts`).
  *
- * On PostgreSQL the pool is the library's `createPostgresDatabase`: a connection the server drops never crashes the
- * process, a request waits at most `DATABASE_CONNECTION_TIMEOUT` ms (default 5000) for a connection and a statement
- * runs at most `STATEMENT_TIMEOUT` ms (default 10000; `0` turns it off) — past either, the request is a 503.
+ * On a server the pool is the library's (`createPostgresDatabase`, `createMysqlDatabase`): a connection the server
+ * drops never crashes the process, a request waits at most `DATABASE_CONNECTION_TIMEOUT` ms (default 5000) for a
+ * connection and a statement runs at most `STATEMENT_TIMEOUT` ms (default 10000; `0` turns it off) — past either, the
+ * request is a 503.
  */
 import { relative } from 'node:path'
 import type { Kysely, KyselyConfig } from 'kysely'
@@ -79,55 +81,39 @@ export function sqliteFilename (url: string): string | undefined {
 /** The forms of `DATABASE_URL` the examples accept, for the message that refuses another. */
 export const DATABASE_URL_FORMS = 'postgres://… or postgresql://… (PostgreSQL), mysql://user:password@host:port/database (MariaDB or MySQL), sqlite:<file> or sqlite::memory: (SQLite); unset: the embedded PGlite'
 
+/** A database opened by one of the library's helpers, migrated; closed again when its migration fails. */
+async function migrated (options: OpenDatabaseOptions, opened: { db: Kysely<any>, close: () => Promise<void> }, description: string): Promise<OpenDatabase> {
+  try {
+    await options.schema.migrate(opened.db)
+  } catch (error) {
+    await opened.close().catch(() => {})
+    throw error
+  }
+  return { db: opened.db, close: opened.close, description }
+}
+
 export async function openDatabase (options: OpenDatabaseOptions): Promise<OpenDatabase> {
   const url = process.env.DATABASE_URL
   const sqlite = url === undefined ? undefined : sqliteFilename(url)
   if (sqlite !== undefined) {
-    const { db, close } = await createSqliteDatabase<any>({ filename: sqlite, log: options.log })
-    try {
-      await options.schema.migrate(db)
-    } catch (error) {
-      await close().catch(() => {})
-      throw error
-    }
-    return { db, close, description: sqlite === ':memory:' ? 'SQLite in memory' : `SQLite ${sqlite}` }
+    const opened = await createSqliteDatabase<any>({ filename: sqlite, log: options.log })
+    return migrated(options, opened, sqlite === ':memory:' ? 'SQLite in memory' : `SQLite ${sqlite}`)
   }
-  if (url !== undefined && /^mysql:\/\//.test(url)) {
-    const statementTimeout = milliseconds('STATEMENT_TIMEOUT', 10_000)
-    const { db, close } = await createMysqlDatabase<any>({
-      uri: url,
-      statementTimeout: statementTimeout === 0 ? undefined : statementTimeout,
-      connectionTimeout: milliseconds('DATABASE_CONNECTION_TIMEOUT', 5000),
-      onConnectionError: options.onConnectionError,
-      log: options.log,
-    })
-    try {
-      await options.schema.migrate(db)
-    } catch (error) {
-      await close().catch(() => {})
-      throw error
-    }
-    return { db, close, description: describeMysql(url) }
-  }
-  if (url !== undefined && url !== '' && !/^postgres(ql)?:\/\//.test(url)) {
+  if (url !== undefined && url !== '' && !/^(postgres(ql)?|mysql):\/\//.test(url)) {
     throw new Error(`DATABASE_URL is not one of the accepted forms: ${DATABASE_URL_FORMS}`)
   }
   if (url !== undefined && url !== '') {
+    // The same bounds on both servers: a statement timeout, a bounded wait for a connection, idle failures reported.
     const statementTimeout = milliseconds('STATEMENT_TIMEOUT', 10_000)
-    const { db, close } = await createPostgresDatabase<any>({
-      connectionString: url,
+    const bounds = {
       statementTimeout: statementTimeout === 0 ? undefined : statementTimeout,
       connectionTimeout: milliseconds('DATABASE_CONNECTION_TIMEOUT', 5000),
       onConnectionError: options.onConnectionError,
       log: options.log,
-    })
-    try {
-      await options.schema.migrate(db)
-    } catch (error) {
-      await close().catch(() => {})
-      throw error
     }
-    return { db, close, description: describePostgres(url) }
+    return url.startsWith('mysql:')
+      ? migrated(options, await createMysqlDatabase<any>({ uri: url, ...bounds }), describeMysql(url))
+      : migrated(options, await createPostgresDatabase<any>({ connectionString: url, ...bounds }), describePostgres(url))
   }
   const { log, warn, preparing } = options
   const { database, file, origin } = await openPreparedDatabase(options.schema, { log, warn, preparing })

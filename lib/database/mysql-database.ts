@@ -93,8 +93,8 @@ class ReturningMysqlDialect extends MysqlDialect {
  * peer dependency: `npm install mysql2`), set up as the library needs it:
  *
  * - values come back as they do from PostgreSQL: `bigint` and `decimal` as exact strings (`supportBigNumbers`,
- *   `bigNumberStrings`), `date` as `YYYY-MM-DD` (`dateStrings: ['DATE']`), date-times in UTC (`timezone: 'Z'`), text
- *   in `utf8mb4` (every Unicode character, 4-byte ones too);
+ *   `bigNumberStrings`), `date` as `YYYY-MM-DD` (`dateStrings: ['DATE']`), date-times in UTC (`timezone: 'Z'`), JSON
+ *   as its text (`jsonStrings`), text in `utf8mb4` (every Unicode character, 4-byte ones too);
  * - an `UPDATE` counts the rows it matched, not only those it changed (`mysql2`'s default `FOUND_ROWS` flag, which
  *   the repository relies on: keep it in a pool of your own);
  * - Kysely's `insertInto(…).returning(…).execute()` gives the rows MariaDB returns (Kysely's own MySQL dialect
@@ -124,6 +124,9 @@ export async function createMysqlDatabase<DB = any> (options: MysqlDatabaseOptio
     supportBigNumbers: true,
     bigNumberStrings: true,
     dateStrings: ['DATE'],
+    // JSON as its text, which the repository parses: mysql2 would parse a \`json\` column itself, and a JSON string
+    // value ("hello") would then be indistinguishable from the text of a column that holds JSON.
+    jsonStrings: true,
     timezone: 'Z',
     charset: 'utf8mb4_unicode_ci',
     ...options.pool,

@@ -20,3 +20,24 @@ export function faultError (fault: DatabaseFault, retryAfter: number): JsonApiEr
   const { code, detail } = FAULT_ERRORS[fault]
   return jsonApiError(code, { detail, headers: { 'retry-after': String(retryAfter) } })
 }
+
+/**
+ * The first fault that `classify` finds along an error's `cause` chain, looking into the errors of an
+ * `AggregateError` too (a connection attempt to several addresses gives one); undefined when there is none. Each
+ * engine's `fault` is this walk with its own classifier.
+ */
+export function faultAlongCauses (error: unknown, classify: (error: object) => DatabaseFault | undefined): DatabaseFault | undefined {
+  const seen = new Set<unknown>()
+  for (let current = error; typeof current === 'object' && current !== null && !seen.has(current); current = (current as { cause?: unknown }).cause) {
+    seen.add(current)
+    const fault = classify(current)
+    if (fault !== undefined) return fault
+    if (current instanceof AggregateError && Array.isArray(current.errors)) {
+      for (const inner of current.errors as unknown[]) {
+        const innerFault = typeof inner === 'object' && inner !== null ? classify(inner) : undefined
+        if (innerFault !== undefined) return innerFault
+      }
+    }
+  }
+  return undefined
+}

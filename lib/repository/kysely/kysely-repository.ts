@@ -504,6 +504,17 @@ export class KyselyRepository implements Repository {
     }
     // As a create: targets the foreign keys enforce are not checked again in the statement (see `insert`).
     const enforcing = this.#enforcing(resource, values, names, requires)
+    // Without RETURNING, the row is read back in the UPDATE's transaction, which holds its lock: the answer is the row
+    // as this statement wrote it, as RETURNING gives it, whatever else is written at the same time.
+    // The foreign keys still stand in for the statement's checks there: these engines go on with a transaction after
+    // a statement that failed (PostgreSQL aborts it, which is why a transaction's repository has none of its own).
+    if (!this.#engine.updateReturns && !this.#db.isTransaction) {
+      return this.#run(() => this.#db.transaction().execute((trx) => {
+        const inner = this.#within(trx)
+        inner.#foreignKeys = this.#foreignKeys
+        return inner.#update(target, values, columns, requires)
+      }))
+    }
     return this.#run(async () => {
       let builder = within(this.#filters, this.#db.updateTable(`${resource.table} as ${ROOT}`)
         .set(values)

@@ -1,5 +1,5 @@
 import { StorageError, type StorageErrorKind } from '../../contracts/repository.js'
-import type { DatabaseFault } from '../../errors/database-faults.js'
+import { faultAlongCauses, type DatabaseFault } from '../../errors/database-faults.js'
 
 /** Server error numbers (`errno`) of faults, MariaDB's and MySQL's. */
 const ERRNOS: ReadonlyMap<number, DatabaseFault> = new Map([
@@ -50,6 +50,8 @@ const KINDS: ReadonlyMap<number, StorageErrorKind> = new Map([
   [1265, 'invalid-value'], // WARN_DATA_TRUNCATED
   [1411, 'invalid-value'], // ER_WRONG_VALUE_FOR_TYPE
   [3140, 'invalid-value'], // ER_INVALID_JSON_TEXT (MySQL)
+  [1139, 'invalid-value'], // ER_REGEXP_ERROR: a pattern REGEXP cannot read (a custom operator's)
+  [3685, 'invalid-value'], // ER_REGEXP_ILLEGAL_ARGUMENT (MySQL)
 ])
 
 function classify (error: object): DatabaseFault | undefined {
@@ -76,19 +78,7 @@ function classify (error: object): DatabaseFault | undefined {
  * `cause` chain (and an `AggregateError`'s errors, as a connection attempt to several addresses gives).
  */
 export function mysqlFault (error: unknown): DatabaseFault | undefined {
-  const seen = new Set<unknown>()
-  for (let current = error; typeof current === 'object' && current !== null && !seen.has(current); current = (current as { cause?: unknown }).cause) {
-    seen.add(current)
-    const fault = classify(current)
-    if (fault !== undefined) return fault
-    if (current instanceof AggregateError) {
-      for (const inner of current.errors as unknown[]) {
-        const innerFault = typeof inner === 'object' && inner !== null ? classify(inner) : undefined
-        if (innerFault !== undefined) return innerFault
-      }
-    }
-  }
-  return undefined
+  return faultAlongCauses(error, classify)
 }
 
 /** `` `db`.`table` `` or `` `table` `` as a table name the way the declarations name it (`db.table`, `table`). */

@@ -1,5 +1,5 @@
 import { StorageError } from '../../contracts/repository.js'
-import type { DatabaseFault } from '../../errors/database-faults.js'
+import { faultAlongCauses, type DatabaseFault } from '../../errors/database-faults.js'
 
 /** SQLSTATE codes (exact) of faults. */
 const SQLSTATES: Readonly<Record<string, DatabaseFault>> = {
@@ -58,20 +58,5 @@ function classify (error: object): DatabaseFault | undefined {
  * anything else. The Kysely repository's `faultOf`.
  */
 export function postgresFault (error: unknown): DatabaseFault | undefined {
-  const seen = new Set<unknown>()
-  let current = error
-  while (typeof current === 'object' && current !== null && !seen.has(current)) {
-    seen.add(current)
-    const fault = classify(current)
-    if (fault !== undefined) return fault
-    const errors = (current as { errors?: unknown }).errors
-    if (current instanceof AggregateError && Array.isArray(errors)) {
-      for (const inner of errors) {
-        const innerFault = typeof inner === 'object' && inner !== null ? classify(inner) : undefined
-        if (innerFault !== undefined) return innerFault
-      }
-    }
-    current = (current as { cause?: unknown }).cause
-  }
-  return undefined
+  return faultAlongCauses(error, classify)
 }

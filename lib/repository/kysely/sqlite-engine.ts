@@ -29,14 +29,39 @@ export function globOf (pattern: string): string {
   return glob
 }
 
-/** The columns (and their declared types) of the tables, from `pragma_table_info`; a table without columns is missing. */
-async function readColumns (db: Kysely<any>, tables: readonly string[]): Promise<Map<string, Map<string, string>>> {
-  const found = new Map<string, Map<string, string>>()
-  for (const table of tables) {
-    const { rows } = await sql<{ name: string, type: string }>`select name, type from pragma_table_info(${table})`.execute(db)
-    if (rows.length > 0) found.set(table, new Map(rows.map((row) => [row.name, row.type.toLowerCase()])))
+/** A column of a table as `pragma_table_info` describes it. */
+interface ColumnInfo {
+  readonly type: string
+  /** Whether it is (part of) the primary key: an `integer primary key` is the row's 64-bit rowid. */
+  readonly key: boolean
+}
+
+/**
+ * The columns of the tables (their declared types, lowercased) from `pragma_table_info`, in one statement; a table of
+ * an attached database is named `schema.table`; a table without columns is missing.
+ */
+async function readColumnInfo (db: Kysely<any>, tables: readonly string[]): Promise<Map<string, Map<string, ColumnInfo>>> {
+  const found = new Map<string, Map<string, ColumnInfo>>()
+  if (tables.length === 0) return found
+  const parts = tables.map((table, at) => {
+    const dot = table.lastIndexOf('.')
+    const [schema, name] = dot < 0 ? [null, table] : [table.slice(0, dot), table.slice(dot + 1)]
+    return sql`select ${sql.lit(at)} as fja_at, name, type, pk from pragma_table_info(${name}, ${schema})`
+  })
+  const { rows } = await sql<{ fja_at: number, name: string, type: string, pk: number }>`${sql.join(parts, sql` union all `)}`.execute(db)
+  for (const row of rows) {
+    const table = tables[Number(row.fja_at)]
+    let columns = found.get(table)
+    if (columns === undefined) found.set(table, columns = new Map())
+    columns.set(row.name, { type: String(row.type).toLowerCase(), key: Number(row.pk) > 0 })
   }
   return found
+}
+
+/** The columns (and their declared types) of the tables, for the schema check. */
+async function readColumns (db: Kysely<any>, tables: readonly string[]): Promise<Map<string, Map<string, string>>> {
+  const found = await readColumnInfo(db, tables)
+  return new Map([...found].map(([table, columns]) => [table, new Map([...columns].map(([name, info]) => [name, info.type]))]))
 }
 
 /**
@@ -45,12 +70,14 @@ async function readColumns (db: Kysely<any>, tables: readonly string[]): Promise
  * written once for every engine refuses the same filter values on each (SQLite itself stores 64 bits in any of them).
  */
 async function readIntegerRanges (db: Kysely<any>, graph: ResourceGraph): Promise<IntegerRanges> {
-  const found = await readColumns(db, [...new Set(graph.resources.map((resource) => resource.table))])
+  const found = await readColumnInfo(db, [...new Set(graph.resources.map((resource) => resource.table))])
   const columns = new Map<string, Map<string, IntegerRange>>()
-  for (const [table, types] of found) {
+  for (const [table, infos] of found) {
     const ranges = new Map<string, IntegerRange>()
-    for (const [column, type] of types) {
-      if (type.includes('int')) ranges.set(column, INTEGER_TYPES[type.replace(/\(.*$/, '').trim()] ?? INTEGER_TYPES.bigint)
+    for (const [column, { type, key }] of infos) {
+      if (!type.includes('int')) continue
+      // An `integer primary key` is the rowid: 64 bits, whatever PostgreSQL's `integer` is.
+      ranges.set(column, key ? INTEGER_TYPES.bigint : INTEGER_TYPES[type.replace(/\(.*$/, '').trim()] ?? INTEGER_TYPES.bigint)
     }
     if (ranges.size > 0) columns.set(table, ranges)
   }

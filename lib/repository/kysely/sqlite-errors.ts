@@ -1,5 +1,5 @@
 import { StorageError, type StorageErrorKind } from '../../contracts/repository.js'
-import type { DatabaseFault } from '../../errors/database-faults.js'
+import { faultAlongCauses, type DatabaseFault } from '../../errors/database-faults.js'
 
 /** `better-sqlite3`'s extended result codes of faults (`SqliteError.code`). */
 const FAULTS: ReadonlyArray<readonly [RegExp, DatabaseFault]> = [
@@ -43,13 +43,7 @@ function classify (error: object): DatabaseFault | undefined {
 
 /** What kind of database fault an error of SQLite, `better-sqlite3` or Kysely is, through its `cause` chain. */
 export function sqliteFault (error: unknown): DatabaseFault | undefined {
-  const seen = new Set<unknown>()
-  for (let current = error; typeof current === 'object' && current !== null && !seen.has(current); current = (current as { cause?: unknown }).cause) {
-    seen.add(current)
-    const fault = classify(current)
-    if (fault !== undefined) return fault
-  }
-  return undefined
+  return faultAlongCauses(error, classify)
 }
 
 /**
