@@ -2,6 +2,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import { sql, type Kysely } from 'kysely'
 import { buildApp } from '../../examples/app/app.js'
 import { engineOf } from '../../examples/shared/engine.js'
+import { emptyTables } from './engine.js'
 import { openTestDatabase, type StatementCounter } from './database.js'
 import { atomicResultsErrors, jsonApiSchemaErrors } from './jsonapi-schema.js'
 import { openApiProblems } from './openapi-conformance.js'
@@ -80,25 +81,7 @@ export async function startTestApp (teardown: (fn: () => Promise<void>) => void)
     counter: database.counter,
     request: (method, url, options = {}) => injectJsonApi(app, method, url, options),
     async reset () {
-      if (engineOf(database.db) === 'sqlite') {
-        // No TRUNCATE: every row deleted, dependents first, and the ids started again.
-        for (const table of TABLES) await database.db.deleteFrom(table).execute()
-        await sql`delete from sqlite_sequence`.execute(database.db)
-        return
-      }
-      if (engineOf(database.db) === 'mysql') {
-        // TRUNCATE of a table that foreign keys point at needs their checks off (it resets AUTO_INCREMENT too).
-        await database.db.connection().execute(async (connection) => {
-          await sql`set foreign_key_checks = 0`.execute(connection)
-          try {
-            for (const table of TABLES) await sql`truncate table ${sql.table(table)}`.execute(connection)
-          } finally {
-            await sql`set foreign_key_checks = 1`.execute(connection)
-          }
-        })
-        return
-      }
-      await sql`truncate ${sql.join(TABLES.map((table) => sql.table(table)))} restart identity cascade`.execute(database.db)
+      await emptyTables(database.db, TABLES)
     },
     async snapshot () {
       const tables: Record<string, unknown[]> = {}

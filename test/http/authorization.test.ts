@@ -8,6 +8,7 @@ import { resources } from '../../examples/app/resources.js'
 import { injectJsonApi, startTestApp, type TestRequest, type TestResponse } from '../helpers/test-app.js'
 import { assertError, failsUnchanged } from '../helpers/assert-errors.js'
 import { resource } from '../helpers/documents.js'
+import { dialectPattern, dialectText } from '../helpers/engine.js'
 
 const api = await startTestApp(t.teardown)
 const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
@@ -165,8 +166,8 @@ t.test('a scope adds no statement to any read', async (t) => {
   await as('1', 'GET', '/notes')
   // The page and its count run side by side: either may be recorded first.
   const [page, count] = api.counter.statements.slice(1).sort((a, b) => Number(a.includes('count(*)')) - Number(b.includes('count(*)')))
-  t.match(page, /^select "id", .* from "notes" where "owner_id" = \$1 order by/, 'the scope is a condition of the same statement (its columns unqualified: no other table)')
-  t.equal(count, 'select count(*) as "count" from "notes" where "owner_id" = $1', 'and of the count')
+  t.match(page, dialectPattern(/^select "id", .* from "notes" where "owner_id" = \$1 order by/), 'the scope is a condition of the same statement (its columns unqualified: no other table)')
+  t.equal(count, dialectText('select count(*) as "count" from "notes" where "owner_id" = $1'), 'and of the count')
 })
 
 t.test('create: anonymous → 401; the owner is the acting user, set when absent, 403 when someone else', async (t) => {

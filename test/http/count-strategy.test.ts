@@ -15,6 +15,7 @@ import { resources } from '../../examples/app/resources.js'
 import { openTestDatabase } from '../helpers/database.js'
 import { injectJsonApi, type TestResponse } from '../helpers/test-app.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
+import { dialectPattern, testEngine } from '../helpers/engine.js'
 
 const PROFILED = { accept: 'application/vnd.api+json; profile="https://jsonapi.org/profiles/ethanresnick/cursor-pagination"' }
 
@@ -24,12 +25,23 @@ const { db, counter } = database
 
 // 900 users, ages 0–89 (each age ten times), names `user 001` …; 40 computers of user 1, two of every other user.
 const USERS = 900
-await sql`insert into users (name, age) select 'user ' || lpad(i::text, 3, '0'), i % 90 from generate_series(1, ${USERS}) i`.execute(db)
-await sql`insert into computers (serial, owner_id) select 'one-' || i, 1 from generate_series(1, 40) i`.execute(db)
-await sql`insert into computers (serial, owner_id) select 'two-' || i, 2 + (i - 1) / 2 from generate_series(1, ${(USERS - 1) * 2}) i`.execute(db)
-// The statistics the planner estimates from (autovacuum would gather them in time; a test cannot wait for it).
-await sql`analyze users`.execute(db)
-await sql`analyze computers`.execute(db)
+const series = (count: number): number[] => Array.from({ length: count }, (_, index) => index + 1)
+await db.insertInto('users').values(series(USERS).map((i) => ({ name: `user ${String(i).padStart(3, '0')}`, age: i % 90 }))).execute()
+await db.insertInto('computers').values(series(40).map((i) => ({ serial: `one-${i}`, owner_id: 1 }))).execute()
+await db.insertInto('computers').values(series((USERS - 1) * 2).map((i) => ({ serial: `two-${i}`, owner_id: 2 + Math.floor((i - 1) / 2) }))).execute()
+if (testEngine() === 'postgres') {
+  // The statistics the planner estimates from (autovacuum would gather them in time; a test cannot wait for it).
+  await sql`analyze users`.execute(db)
+  await sql`analyze computers`.execute(db)
+}
+
+/**
+ * Whether a statement is the estimate of a count: PostgreSQL's plan (`EXPLAIN`); MariaDB and SQLite have no estimate
+ * and count exactly (`count(*)`), still flagged `countEstimated` (docs/databases.md).
+ */
+const ESTIMATES = testEngine() === 'postgres'
+  ? (statement: string): boolean => statement.startsWith('explain (format json) ')
+  : (statement: string): boolean => statement.startsWith('select count(*)')
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 type Count = NonNullable<AnyResourceDeclaration['count']>
@@ -95,10 +107,10 @@ t.test('one collection under each strategy: meta, links and statements', async (
   close(t, meta.count, real, 'estimated')
   t.same(linksOf(byPlan.response), ['first', 'next', 'prev', 'self'], 'no last link from an estimate')
   t.equal(byPlan.statements.length, 2, 'estimated: the page and a plan')
-  t.notOk(byPlan.statements.some((statement) => /count\(\*\)/.test(statement)), 'no count(*)')
-  const plan = byPlan.statements.find((statement) => statement.startsWith('explain (format json) '))
-  t.ok(plan, 'an EXPLAIN')
-  t.match(plan, /from "users" where "age" >= \$1/, 'of the same condition')
+  if (testEngine() === 'postgres') t.notOk(byPlan.statements.some((statement) => /count\(\*\)/.test(statement)), 'no count(*)')
+  const plan = byPlan.statements.find(ESTIMATES)
+  t.ok(plan, testEngine() === 'postgres' ? 'an EXPLAIN' : 'a count(*): no estimate on this engine')
+  t.match(plan, dialectPattern(/from "users" where "age" >= \$1/), 'of the same condition')
   t.notMatch(plan, /limit|order by/i, 'over every row, in no order')
   const pageAt = byPlan.statements.findIndex((statement) => statement !== plan)
   t.ok(counter.parameters[pageAt].includes(21), 'the page reads one row more than its 20')
@@ -186,7 +198,7 @@ t.test('related collections and relationship routes count as their target type d
   close(t, related.response.body.meta.count, 40, 'related collection')
   t.same(linksOf(related.response), ['first', 'next', 'self'])
   t.equal(related.statements.length, 3, 'the owner, the page and the plan')
-  t.ok(related.statements.some((statement) => statement.startsWith('explain (format json) ')))
+  t.ok(related.statements.some(ESTIMATES))
   const linkage = await statementsOf(() => computersEstimated('/users/1/relationships/computers?page[size]=10'))
   t.equal(linkage.response.body.meta.countEstimated, true)
   t.equal(linkage.response.body.meta.count, related.response.body.meta.count, 'the same estimate for the linkage')
@@ -206,7 +218,7 @@ t.test('related collections and relationship routes count as their target type d
   const owner = await statementsOf(() => computersUncounted('/computers/1/owner'))
   t.same(owner.response.body.data.id, '1')
   t.notOk('meta' in owner.response.body)
-  t.notOk(owner.statements.some((statement) => statement.startsWith('explain')))
+  t.notOk(owner.statements.some((statement) => testEngine() === 'postgres' ? statement.startsWith('explain') : ESTIMATES(statement)))
 })
 
 t.test('page[size]=0: every row is streamed, so an estimated collection reports their exact number', async (t) => {

@@ -22,6 +22,7 @@ import { computer, resources } from '../../examples/app/resources.js'
 import { startTestApp, injectJsonApi, type TestResponse } from '../helpers/test-app.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
 import { assertError } from '../helpers/assert-errors.js'
+import { testEngine } from '../helpers/engine.js'
 
 const PROFILE = 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination'
 const PROFILED = `application/vnd.api+json; profile="${PROFILE}"`
@@ -478,17 +479,45 @@ t.test('pagination.cursorSecret: instances with the same secret accept each othe
 })
 
 t.test('cursor values keep their types: timestamps to the microsecond, exact numbers, booleans, dates, arrays, JSON', async (t) => {
-  await sql`create table cursor_values (
-    id serial primary key, at timestamptz, day date, amount numeric, big bigint, flag boolean, ratio float8, tags text[] not null default '{}', doc jsonb, label text not null
-  )`.execute(db)
+  const engine = testEngine()
+  if (engine === 'postgres') {
+    await sql`create table cursor_values (
+      id serial primary key, at timestamptz, day date, amount numeric, big bigint, flag boolean, ratio float8, tags text[] not null default '{}', doc jsonb, label text not null
+    )`.execute(db)
+  } else if (engine === 'mysql') {
+    // `datetime(6)` in UTC (a `timestamp` would follow the session's time zone), `boolean` is `tinyint(1)`, lists and
+    // JSON in `json` columns (docs/databases.md)
+    await sql`create table cursor_values (
+      id integer auto_increment primary key, at datetime(6), day date, amount decimal(30, 10), big bigint, flag boolean, ratio double, tags json not null default (json_array()), doc json, label text not null
+    ) character set utf8mb4 collate utf8mb4_bin`.execute(db)
+  } else {
+    // SQLite: timestamps as ISO 8601 text in UTC, booleans 0 and 1, lists and JSON as JSON text (docs/databases.md)
+    await sql`create table cursor_values (
+      id integer primary key autoincrement, at text, day date, amount numeric, big integer, flag integer, ratio real, tags text not null default '[]', doc text, label text not null
+    )`.execute(db)
+  }
   t.teardown(() => sql`drop table cursor_values`.execute(db))
-  await sql`insert into cursor_values (at, day, amount, big, flag, ratio, tags, doc, label) values
-    ('2024-03-01 10:00:00.123456+00', '2024-03-01', 1.50, 9223372036854775807, true, 0.1, '{a,b}', '{"a": 1}', 'x'),
-    ('2024-03-01 10:00:00.123457+00', '2024-02-29', 1.5, -9223372036854775808, false, 0.30000000000000004, '{a}', '{"a": 1, "b": [1]}', 'x'),
-    ('2024-03-01 10:00:00.123456+00', null, 10, 9007199254740993, null, 1e-300, '{}', null, 'y'),
-    (null, '0001-01-01', null, null, true, null, '{"b c",a}', '[1, 2]', 'y'),
-    ('2024-03-01 11:00:00.123456+01', '2024-03-01', 1.500, 9007199254740992, false, -0.0, '{a,b}', '{"a": 1}', 'z'),
-    ('1999-12-31 23:59:59.999999+00', '1999-12-31', 0.000001, 0, null, 'NaN', '{z}', '{"t": "text"}', 'z')`.execute(db)
+  if (engine === 'postgres') {
+    await sql`insert into cursor_values (at, day, amount, big, flag, ratio, tags, doc, label) values
+      ('2024-03-01 10:00:00.123456+00', '2024-03-01', 1.50, 9223372036854775807, true, 0.1, '{a,b}', '{"a": 1}', 'x'),
+      ('2024-03-01 10:00:00.123457+00', '2024-02-29', 1.5, -9223372036854775808, false, 0.30000000000000004, '{a}', '{"a": 1, "b": [1]}', 'x'),
+      ('2024-03-01 10:00:00.123456+00', null, 10, 9007199254740993, null, 1e-300, '{}', null, 'y'),
+      (null, '0001-01-01', null, null, true, null, '{"b c",a}', '[1, 2]', 'y'),
+      ('2024-03-01 11:00:00.123456+01', '2024-03-01', 1.500, 9007199254740992, false, -0.0, '{a,b}', '{"a": 1}', 'z'),
+      ('1999-12-31 23:59:59.999999+00', '1999-12-31', 0.000001, 0, null, 'NaN', '{z}', '{"t": "text"}', 'z')`.execute(db)
+  } else {
+    // The same values as the engine stores them: the timestamps in UTC (10:00 UTC for 11:00+01), the largest double
+    // for NaN (which neither engine stores; PostgreSQL sorts it above every number)
+    const at = (utc: string | null): string | null => utc === null ? null : engine === 'mysql' ? utc : `${utc.replace(' ', 'T')}Z`
+    await db.insertInto('cursor_values').values([
+      { at: at('2024-03-01 10:00:00.123456'), day: '2024-03-01', amount: '1.50', big: '9223372036854775807', flag: 1, ratio: 0.1, tags: '["a","b"]', doc: '{"a": 1}', label: 'x' },
+      { at: at('2024-03-01 10:00:00.123457'), day: '2024-02-29', amount: '1.5', big: '-9223372036854775808', flag: 0, ratio: 0.30000000000000004, tags: '["a"]', doc: '{"a": 1, "b": [1]}', label: 'x' },
+      { at: at('2024-03-01 10:00:00.123456'), day: null, amount: '10', big: '9007199254740993', flag: null, ratio: 1e-300, tags: '[]', doc: null, label: 'y' },
+      { at: null, day: '0001-01-01', amount: null, big: null, flag: 1, ratio: null, tags: '["b c","a"]', doc: '[1, 2]', label: 'y' },
+      { at: at('2024-03-01 10:00:00.123456'), day: '2024-03-01', amount: '1.500', big: '9007199254740992', flag: 0, ratio: -0.0, tags: '["a","b"]', doc: '{"a": 1}', label: 'z' },
+      { at: at('1999-12-31 23:59:59.999999'), day: '1999-12-31', amount: '0.000001', big: '0', flag: null, ratio: Number.MAX_VALUE, tags: '["z"]', doc: '{"t": "text"}', label: 'z' },
+    ]).execute()
+  }
   const values = defineResource({
     type: 'value',
     path: '/values',
@@ -510,7 +539,16 @@ t.test('cursor values keep their types: timestamps to the microsecond, exact num
   for (const column of ['at', 'day', 'amount', 'big', 'flag', 'ratio', 'tags', 'doc', 'label']) {
     for (const direction of ['', '-']) {
       const sort = `${direction}${column}${column === 'label' ? ',-at' : ''}`
-      const { rows } = await sql<{ id: number }>`select id from cursor_values order by ${sql.raw(sort.split(',').map((key) => `${key.replace(/^-/, '')} ${key.startsWith('-') ? 'desc' : 'asc'}`).join(', '))}, id`.execute(db)
+      // The order of the sort as the database gives it, NULLs last ascending and first descending (PostgreSQL's
+      // default; MariaDB and SQLite put them first ascending)
+      const orderKey = (key: string): string => {
+        const column = key.replace(/^-/, '')
+        const descending = key.startsWith('-')
+        if (engine === 'postgres') return `${column} ${descending ? 'desc' : 'asc'}`
+        if (engine === 'mysql') return descending ? `${column} is null desc, ${column} desc` : `${column} is null, ${column} asc`
+        return descending ? `${column} desc nulls first` : `${column} asc nulls last`
+      }
+      const { rows } = await sql<{ id: number }>`select id from cursor_values order by ${sql.raw(sort.split(',').map(orderKey).join(', '))}, id`.execute(db)
       const expected = rows.map((row) => String(row.id))
       for (const size of [1, 2]) {
         const pages = await walkWith(read, `/values?sort=${sort}&page[size]=${size}`)

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { startTestApp } from '../helpers/test-app.js'
+import { onlyOn, testEngine } from '../helpers/engine.js'
 
 const api = await startTestApp(t.teardown)
 
@@ -88,7 +89,6 @@ t.test('every built-in operator on every type it allows', async (t) => {
     ['id gt', { name: 'id', op: 'gt', val: '2' }, ['3', '4']],
     // full text
     ['name match', { name: 'name', op: 'match', val: 'ada' }, ['1']],
-    ['first_name match, any of two words', { name: 'first_name', op: 'match', val: 'ada or grace' }, ['1', '2']],
     // field comparison
     ['first_name eq field last_name', { name: 'first_name', op: 'eq', field: 'last_name' }, ['2']],
     ['first_name ne field last_name', { name: 'first_name', op: 'ne', field: 'last_name' }, ['1']],
@@ -98,14 +98,22 @@ t.test('every built-in operator on every type it allows', async (t) => {
   }
 })
 
-t.test('match: full-text search of whole words on the simple configuration', async (t) => {
+t.test('match: the words of the query', async (t) => {
   t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: 'engine' }]))).ids, ['1'])
-  t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: 'engin' }]))).ids, [], 'no stemming or prefixes')
   t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: '"harvard mark"' }]))).ids, ['2'], 'quoted phrase')
-  t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: 'harvard -mark' }]))).ids, [], 'negation')
 })
 
-t.test('match works on any stored value: a text of over 1 MB of distinct words (past PostgreSQL\'s tsvector limit) is searched in its first 100,000 characters, never a 500', async (t) => {
+t.test('match: full-text search of whole words on the simple configuration', {
+  skip: onlyOn('postgres', 'websearch_to_tsquery\'s syntax (or, -word) and whole-word matching; MariaDB and SQLite find every word of the query anywhere in the value (docs/databases.md)'),
+}, async (t) => {
+  t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: 'engin' }]))).ids, [], 'no stemming or prefixes')
+  t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: 'harvard -mark' }]))).ids, [], 'negation')
+  t.same(await usersWhere([{ name: 'first_name', op: 'match', val: 'ada or grace' }]), ['1', '2'], 'first_name match, any of two words')
+})
+
+t.test('match works on any stored value: a text of over 1 MB of distinct words (past PostgreSQL\'s tsvector limit) is searched in its first 100,000 characters, never a 500', {
+  skip: onlyOn(['postgres', 'sqlite'], 'a MariaDB text column holds 64 KB'),
+}, async (t) => {
   // distinct words: the base-26 spelling of 0, 1, 2 … (a tsvector holds each word once; repeated words stay small)
   const words: string[] = []
   for (let n = 0, length = 0; length < 1_100_000; n++) {
@@ -118,7 +126,9 @@ t.test('match works on any stored value: a text of over 1 MB of distinct words (
   t.teardown(async () => { await api.db.deleteFrom('computers').where('id', '=', id).execute() })
   t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: 'engine' }]))).ids, ['1'], 'the other rows are searched as before')
   t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: words[10] }]))).ids, [String(id)], 'a word near the start is found')
-  t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: words[words.length - 1] }]))).ids, [], 'a word past the first 100,000 characters is not')
+  // SQLite finds every word of the query anywhere in the value (docs/databases.md): there is no tsvector to limit
+  if (testEngine() === 'postgres') t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: words[words.length - 1] }]))).ids, [], 'a word past the first 100,000 characters is not')
+  else t.same((await ids(filterUrl('/computers', [{ name: 'name', op: 'match', val: words[words.length - 1] }]))).ids, [String(id)], 'a word past the first 100,000 characters is found too')
   t.same((await ids(filterUrl('/users', [{ name: 'computers', op: 'any', val: { name: 'name', op: 'match', val: words[10] } }]))).ids, ['3'], 'through a relationship filter too')
 })
 

@@ -10,20 +10,44 @@ import { openTestDatabase } from '../helpers/database.js'
 import { injectJsonApi, type TestResponse } from '../helpers/test-app.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
 import { assertError, type ExpectedError } from '../helpers/assert-errors.js'
+import { emptyTables as emptyTablesOf, testEngine } from '../helpers/engine.js'
 
 const database = await openTestDatabase()
 t.teardown(() => database.close())
 const db = database.db
 
-await sql`create table h_authors (id serial primary key, name text not null)`.execute(db)
-await sql`create table h_books (
-  id serial primary key, title text not null, pages integer, slug text not null, secret text,
-  author_id integer references h_authors on delete set null
-)`.execute(db)
-await sql`create table h_shelves (id serial primary key, name text not null)`.execute(db)
-await sql`create table h_shelf_books (book_id integer not null references h_books on delete cascade, shelf_id integer not null references h_shelves on delete cascade, primary key (book_id, shelf_id))`.execute(db)
-await sql`create table h_audit (id serial primary key, entry text not null)`.execute(db)
-const TABLES = ['h_authors', 'h_books', 'h_shelves', 'h_shelf_books', 'h_audit']
+const engine = testEngine()
+
+/** A new table; on MariaDB in `utf8mb4` compared by code point. */
+function tableOf (name: string) {
+  return engine === 'mysql' ? db.schema.createTable(name).modifyEnd(sql`character set utf8mb4 collate utf8mb4_bin`) : db.schema.createTable(name)
+}
+
+/** A table with its `id` column as each engine assigns ids: `serial`, `integer auto_increment`, `integer primary key autoincrement`. */
+function createTable (name: string) {
+  const table = tableOf(name)
+  return engine === 'postgres'
+    ? table.addColumn('id', 'serial', (col) => col.primaryKey())
+    : table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
+}
+
+await createTable('h_authors').addColumn('name', 'text', (col) => col.notNull()).execute()
+await createTable('h_books')
+  .addColumn('title', 'text', (col) => col.notNull())
+  .addColumn('pages', 'integer')
+  .addColumn('slug', 'text', (col) => col.notNull())
+  .addColumn('secret', 'text')
+  .addColumn('author_id', 'integer', (col) => col.references('h_authors.id').onDelete('set null'))
+  .execute()
+await createTable('h_shelves').addColumn('name', 'text', (col) => col.notNull()).execute()
+await tableOf('h_shelf_books')
+  .addColumn('book_id', 'integer', (col) => col.notNull().references('h_books.id').onDelete('cascade'))
+  .addColumn('shelf_id', 'integer', (col) => col.notNull().references('h_shelves.id').onDelete('cascade'))
+  .addPrimaryKeyConstraint('h_shelf_books_pkey', ['book_id', 'shelf_id'])
+  .execute()
+await createTable('h_audit').addColumn('entry', 'text', (col) => col.notNull()).execute()
+/** The tables, those that others point at last. */
+const TABLES = ['h_shelf_books', 'h_audit', 'h_books', 'h_shelves', 'h_authors']
 
 interface Context { readonly actor: string }
 const define = defineResourceFor<Context>()
@@ -142,7 +166,11 @@ function send (method: InjectOptions['method'], url: string, body?: unknown, hea
 
 async function snapshot (): Promise<Record<string, unknown[]>> {
   const tables: Record<string, unknown[]> = {}
-  for (const table of TABLES) tables[table] = (await sql<{ row: unknown }>`select to_jsonb(t) as row from ${sql.table(table)} t order by 1::text`.execute(db)).rows.map((row) => row.row)
+  for (const table of TABLES) {
+    tables[table] = engine === 'postgres'
+      ? (await sql<{ row: unknown }>`select to_jsonb(t) as row from ${sql.table(table)} t order by 1::text`.execute(db)).rows.map((row) => row.row)
+      : await db.selectFrom(table).selectAll().execute()
+  }
   for (const rows of Object.values(tables)) rows.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
   return tables
 }
@@ -156,8 +184,13 @@ async function failsUnchanged (t: Test, method: InjectOptions['method'], url: st
   return response
 }
 
+/** Empties every table and starts its ids again at 1. */
+async function emptyTables (): Promise<void> {
+  await emptyTablesOf(db, TABLES)
+}
+
 t.beforeEach(async () => {
-  await sql`truncate ${sql.join(TABLES.map((table) => sql.table(table)))} restart identity cascade`.execute(db)
+  await emptyTables()
   await db.insertInto('h_authors').values([{ name: 'ann' }, { name: 'bob' }]).execute()
   await db.insertInto('h_books').values([
     { title: 'first', pages: 10, slug: 'first', secret: 's1', author_id: 1 },

@@ -2,14 +2,52 @@
 // everywhere the type is reached, even when the database holds links from one tenant's rows to another's, and
 // `beforeCreate` stamps the tenant on every new row.
 import t, { type Test } from 'tap'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { buildTenantApp } from '../../examples/multi-tenant/app.js'
 import { migrateToLatest } from '../../examples/multi-tenant/migrations.js'
 import { openTestDatabase } from '../helpers/database.js'
 import { assertError, type ExpectedError } from '../helpers/assert-errors.js'
 import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
+import { emptyTables as emptyTablesOf, testEngine } from '../helpers/engine.js'
 
-const database = await openTestDatabase(migrateToLatest)
+const engine = testEngine()
+
+/**
+ * The example's schema (examples/multi-tenant/migrations.ts, written with PostgreSQL's `serial` ids) as MariaDB and
+ * SQLite assign ids: `integer auto_increment` (tables in `utf8mb4` compared by code point, `tenant_id` a `varchar`,
+ * which MariaDB can index) and `integer primary key autoincrement`.
+ */
+async function migrateElsewhere (db: Kysely<any>): Promise<void> {
+  const mysql = engine === 'mysql'
+  const tenant = mysql ? 'varchar(255)' : 'text'
+  const table = (name: string) => mysql ? db.schema.createTable(name).modifyEnd(sql`character set utf8mb4 collate utf8mb4_bin`) : db.schema.createTable(name)
+  for (const name of ['projects', 'members', 'labels']) {
+    await table(name)
+      .addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
+      .addColumn('tenant_id', tenant, (col) => col.notNull())
+      .addColumn('name', 'text', (col) => col.notNull())
+      .execute()
+    await db.schema.createIndex(`${name}_tenant_id_index`).on(name).column('tenant_id').execute()
+  }
+  await table('tasks')
+    .addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
+    .addColumn('tenant_id', tenant, (col) => col.notNull())
+    .addColumn('title', 'text', (col) => col.notNull())
+    .addColumn('project_id', 'integer', (col) => col.references('projects.id').onDelete('set null'))
+    .addColumn('assignee_id', 'integer', (col) => col.references('members.id').onDelete('set null'))
+    .execute()
+  await db.schema.createIndex('tasks_tenant_id_index').on('tasks').column('tenant_id').execute()
+  await db.schema.createIndex('tasks_project_id_index').on('tasks').column('project_id').execute()
+  await db.schema.createIndex('tasks_assignee_id_index').on('tasks').column('assignee_id').execute()
+  await table('task_labels')
+    .addColumn('task_id', 'integer', (col) => col.notNull().references('tasks.id').onDelete('cascade'))
+    .addColumn('label_id', 'integer', (col) => col.notNull().references('labels.id').onDelete('cascade'))
+    .addPrimaryKeyConstraint('task_labels_pkey', ['task_id', 'label_id'])
+    .execute()
+  await db.schema.createIndex('task_labels_label_id_index').on('task_labels').column('label_id').execute()
+}
+
+const database = await openTestDatabase(engine === 'postgres' ? migrateToLatest : migrateElsewhere)
 const db = database.db
 const counter = database.counter
 const app = await buildTenantApp({ db })
@@ -21,6 +59,8 @@ t.teardown(async () => {
 
 const ATOMIC = 'application/vnd.api+json;ext="https://jsonapi.org/ext/atomic"'
 const TABLES = ['projects', 'members', 'labels', 'tasks', 'task_labels'] as const
+/** A column as the statements name it: `"tenant_id"`, or `` `tenant_id` `` on MariaDB. */
+const quoted = (column: string): string => engine === 'mysql' ? `\`${column}\`` : `"${column}"`
 
 /**
  * Sends a request as `tenant` (undefined: no `X-Tenant` header). Every body must be a valid JSON:API document (an
@@ -40,6 +80,10 @@ async function snapshot (): Promise<Record<string, unknown[]>> {
   const tables: Record<string, unknown[]> = {}
   for (const table of TABLES) {
     const order = table === 'task_labels' ? sql`t.task_id, t.label_id` : sql`t.id`
+    if (engine !== 'postgres') {
+      tables[table] = (await sql<Record<string, unknown>>`select * from ${sql.table(table)} t order by ${order}`.execute(db)).rows
+      continue
+    }
     const result = await sql<{ row: unknown }>`select to_jsonb(t) as row from ${sql.table(table)} t order by ${order}`.execute(db)
     tables[table] = result.rows.map((row) => row.row)
   }
@@ -64,7 +108,7 @@ async function taskLabels (): Promise<string[]> {
  * Every text of tenant b contains `b-secret`.
  */
 async function seed (): Promise<void> {
-  await sql`truncate ${sql.join(TABLES.map((table) => sql.table(table)))} restart identity cascade`.execute(db)
+  await emptyTables()
   await db.insertInto('projects').values([
     { tenant_id: 'a', name: 'apollo' },
     { tenant_id: 'a', name: 'borealis' },
@@ -97,6 +141,11 @@ async function seed (): Promise<void> {
     { task_id: 5, label_id: 1 },
     { task_id: 6, label_id: 3 },
   ]).execute()
+}
+
+/** Empties every table and starts its ids again at 1. */
+async function emptyTables (): Promise<void> {
+  await emptyTablesOf(db, [...TABLES].reverse())
 }
 
 t.beforeEach(seed)
@@ -610,6 +659,6 @@ t.test('the scope adds no statement: it is part of the statement that reads', as
     const response = await as('a', 'GET', url)
     t.equal(response.status, 200, url)
     t.equal(counter.count, expected, `GET ${url}: ${expected} statements`)
-    t.ok(counter.statements.every((statement) => statement.includes('"tenant_id" =')), `GET ${url}: every statement is scoped`)
+    t.ok(counter.statements.every((statement) => statement.includes(`${quoted('tenant_id')} =`)), `GET ${url}: every statement is scoped`)
   }
 })

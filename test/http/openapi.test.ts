@@ -13,6 +13,7 @@ import { openTestDatabase } from '../helpers/database.js'
 import { injectJsonApi, startTestApp } from '../helpers/test-app.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
 import { openApiOperations, openApiProblems } from '../helpers/openapi-conformance.js'
+import { testEngine } from '../helpers/engine.js'
 
 type Doc = { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, any> } }
 
@@ -25,18 +26,49 @@ const exampleDoc = JSON.parse((await example.app.inject({ method: 'GET', url: '/
 const database = await openTestDatabase()
 t.teardown(() => database.close())
 const db = database.db
-await sql`create table o_authors (id integer primary key, name text not null)`.execute(db)
-await sql`create table o_tags (id uuid primary key default gen_random_uuid(), label text not null)`.execute(db)
-await sql`create table o_articles (
-  id serial primary key, title text not null, meta jsonb not null default '{}', created_at date not null default current_date,
-  author_id integer references o_authors
-)`.execute(db)
-await sql`create table o_article_tags (article_id integer references o_articles on delete cascade, tag_id uuid references o_tags on delete cascade)`.execute(db)
+const engine = testEngine()
+if (engine === 'postgres') {
+  await sql`create table o_authors (id integer primary key, name text not null)`.execute(db)
+  await sql`create table o_tags (id uuid primary key default gen_random_uuid(), label text not null)`.execute(db)
+  await sql`create table o_articles (
+    id serial primary key, title text not null, meta jsonb not null default '{}', created_at date not null default current_date,
+    author_id integer references o_authors
+  )`.execute(db)
+  await sql`create table o_article_tags (article_id integer references o_articles on delete cascade, tag_id uuid references o_tags on delete cascade)`.execute(db)
+} else {
+  // The same tables as MariaDB and SQLite hold them: a UUID made by the database as text (`uuid()`; on SQLite a random
+  // version 4 UUID built from `randomblob`), JSON in `json` (JSON text in `text` on SQLite), ids assigned by
+  // `auto_increment` (`autoincrement`); on MariaDB in `utf8mb4` compared by code point.
+  const mysql = engine === 'mysql'
+  const table = (name: string) => mysql ? db.schema.createTable(name).modifyEnd(sql`character set utf8mb4 collate utf8mb4_bin`) : db.schema.createTable(name)
+  const uuid = mysql ? sql`char(36)` : sql`text`
+  const newUuid = mysql
+    ? sql`(uuid())`
+    : sql`(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))`
+  await table('o_authors').addColumn('id', 'integer', (col) => col.primaryKey()).addColumn('name', 'text', (col) => col.notNull()).execute()
+  await table('o_tags').addColumn('id', uuid, (col) => col.primaryKey().notNull().defaultTo(newUuid)).addColumn('label', 'text', (col) => col.notNull()).execute()
+  await table('o_articles')
+    .addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
+    .addColumn('title', 'text', (col) => col.notNull())
+    .addColumn('meta', mysql ? sql`json` : sql`text`, (col) => col.notNull().defaultTo(sql`'{}'`))
+    .addColumn('created_at', 'date', (col) => col.notNull().defaultTo(mysql ? sql`(curdate())` : sql`(current_date)`))
+    .addColumn('author_id', 'integer', (col) => col.references('o_authors.id'))
+    .execute()
+  await table('o_article_tags')
+    .addColumn('article_id', 'integer', (col) => col.references('o_articles.id').onDelete('cascade'))
+    .addColumn('tag_id', uuid, (col) => col.references('o_tags.id').onDelete('cascade'))
+    .execute()
+}
 
+/** `meta` contains `val` (an object): PostgreSQL's `@>`, MariaDB's `json_contains`, on SQLite every member of `val` equal. */
 const jsonbContains = defineOperator({
   name: 'jsonb_contains',
   schema: Type.Record(Type.String(), Type.Unknown()),
-  apply: ({ column, value }) => sql<boolean>`${column} @> ${JSON.stringify(value)}::jsonb`,
+  apply: ({ column, value, engine }) => {
+    if (engine === 'postgres') return sql<boolean>`${column} @> ${JSON.stringify(value)}::jsonb`
+    if (engine === 'mysql') return sql<boolean>`(json_type(${column}) = 'OBJECT' and json_contains(${column}, ${JSON.stringify(value)}))`
+    return sql<boolean>`json_type(${column}) = 'object' and not exists (select 1 from json_each(${JSON.stringify(value)}) as m where json_extract(${column}, '$."' || m.key || '"') is not json_extract(${JSON.stringify(value)}, '$."' || m.key || '"'))`
+  },
 })
 const author = defineResource({
   type: 'author',

@@ -1,9 +1,10 @@
 import t from 'tap'
-import { jsonApi, type JsonApiOptions } from '../../lib/index.js'
+import { jsonApi, type EngineName, type JsonApiOptions } from '../../lib/index.js'
 import { resources, computer, user } from '../../examples/app/resources.js'
 import { openTestDatabase } from '../helpers/database.js'
 import { injectJsonApi } from '../helpers/test-app.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
+import { testEngine } from '../helpers/engine.js'
 
 const database = await openTestDatabase()
 t.teardown(database.close)
@@ -147,10 +148,17 @@ t.test('an include path costs one query whatever the page size', async (t) => {
     await get(`/computers?include=owner&page[size]=${size}`)
     t.equal(database.counter.count, 3, `page[size]=${size}`)
   }
-  // Every row is read through a cursor, in one read-only snapshot: count, declare, fetch (one batch), the include.
+  // Every row is read in one read-only snapshot: count, declare, fetch (one batch), the include. MariaDB and SQLite
+  // have no cursor to declare: they read window by window (one here), MariaDB in a REPEATABLE READ transaction set in
+  // a statement of its own (docs/databases.md).
   database.counter.reset()
   await get('/computers?include=owner&page[size]=0')
-  t.same(database.counter.statements.map((statement) => statement.split(' ')[0].toLowerCase()), ['start', 'select', 'declare', 'fetch', 'select', 'commit'], 'page[size]=0')
+  const streamed: Record<EngineName, string[]> = {
+    postgres: ['start', 'select', 'declare', 'fetch', 'select', 'commit'],
+    mysql: ['set', 'begin', 'select', 'select', 'select', 'commit'],
+    sqlite: ['begin', 'select', 'select', 'select', 'commit'],
+  }
+  t.same(database.counter.statements.map((statement) => statement.split(' ')[0].toLowerCase()), streamed[testEngine()], 'page[size]=0')
 })
 
 t.test('cannot sort, page or select fields wrongly', async (t) => {

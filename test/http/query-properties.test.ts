@@ -49,13 +49,14 @@ const PHOTO_IDS = [
 ]
 
 await db.insertInto('groups').values([{ name: 'engineers' }, { name: 'poets' }, { name: 'nobody here' }]).execute()
-await db.insertInto('users').values([
+// One INSERT a row: in a multi-row INSERT, SQLite writes NULL (not the default) where a row leaves out a column another sets
+for (const user of [
   { name: 'ada', first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', age: 36, birth_date: '1815-12-10', gender: 'female', group_id: 1, words: ['analytical', 'engine'], date_create: '2020-01-02' },
   { name: 'grace', first_name: 'Grace', last_name: 'Grace', email: null, age: 85, birth_date: '1906-12-09', gender: 'female', group_id: 1, words: ['cobol'], date_create: '2021-06-30' },
   { name: 'linus', first_name: null, last_name: null, email: null, age: null, birth_date: null, gender: null, group_id: null, words: [], status: 'inactive' },
   { name: '100%_sure\\', first_name: '_%', last_name: 'back\\slash', email: 'x@y.z', age: 0, birth_date: '2000-02-29', gender: '', group_id: 2, words: ['odd', 'ünïcødé', '%'] },
   { name: 'ünï 😀 Ω', first_name: 'Zoë', last_name: '(["*+?', email: 'zoe@例え.jp', age: 2147483647, birth_date: '0001-01-01', gender: 'x', group_id: 2, words: ['a b', ''], status: '' },
-]).execute()
+]) await db.insertInto('users').values(user).execute()
 await db.insertInto('computers').values([
   { serial: 'A1', name: 'analytical engine', owner_id: 1 },
   { serial: 'B2', name: 'harvard mark', owner_id: 2 },

@@ -1,9 +1,10 @@
 // The `readDb` option: GET and HEAD requests of the resource, related and relationship routes (streamed collections
 // included) read from `readDb`; every write, the document it answers with, its precondition, and the whole
 // `/operations` endpoint run on `db`. Two separate databases stand for a primary and its replica: two PGlite
-// instances, or (with DATABASE_URL) the test schema of that database and a second database created beside it. They
-// are seeded differently, so that every answer tells which one it was read from, and the replica is made read-only
-// (`default_transaction_read_only`), so that a write routed to it fails instead of passing unnoticed.
+// instances, or (with DATABASE_URL) the test schema or database of that server and a second database created beside
+// it, or two SQLite databases in memory. They are seeded differently, so that every answer tells which one it was
+// read from, and the replica is made read-only (`default_transaction_read_only`, MariaDB's read-only transactions,
+// SQLite's `query_only`), so that a write routed to it fails instead of passing unnoticed.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -12,12 +13,13 @@ import pg from 'pg'
 import { buildApp } from '../../examples/app/app.js'
 import { resources } from '../../examples/app/resources.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
-import { jsonApi, type JsonApiOptions, type Repository } from '../../lib/index.js'
+import { createMysqlDatabase, jsonApi, type JsonApiOptions, type Repository } from '../../lib/index.js'
 import { openTestDatabase, StatementCounter, type TestDatabase } from '../helpers/database.js'
 import { assertOptionsErrors } from '../helpers/assert-errors.js'
 import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
 import { assertErrors } from '../helpers/assert-errors.js'
 import { documentedFastify } from '../helpers/documented-fastify.js'
+import { onPostgresServer, testEngine } from '../helpers/engine.js'
 
 const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
 const PROFILE = 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination'
@@ -33,11 +35,21 @@ async function seed (db: Kysely<any>, side: 'primary' | 'replica'): Promise<void
 
 /**
  * The replica: on PGlite a second instance; on PostgreSQL a database of its own beside the one of DATABASE_URL
- * (created and dropped through an admin connection), migrated as the test schema is. Read-only once seeded.
+ * (created and dropped through an admin connection), migrated as the test schema is; on MariaDB a database of its own
+ * on that server, read through one connection whose transactions are read-only; on SQLite a second in-memory
+ * database, `query_only`. Read-only once seeded.
  */
 async function openReplica (): Promise<TestDatabase> {
-  const url = process.env.DATABASE_URL
-  if (url === undefined || url === '') {
+  const url = process.env.DATABASE_URL ?? ''
+  if (testEngine() === 'sqlite') {
+    const replica = await openTestDatabase()
+    await seed(replica.db, 'replica')
+    // One connection: the setting holds for every later statement.
+    await sql`pragma query_only = on`.execute(replica.db)
+    return replica
+  }
+  if (testEngine() === 'mysql') return openMysqlReplica(url)
+  if (!onPostgresServer()) {
     const replica = await openTestDatabase()
     await seed(replica.db, 'replica')
     // PGlite is one session: the setting holds for every later statement.
@@ -75,6 +87,36 @@ async function openReplica (): Promise<TestDatabase> {
   }
 }
 
+/**
+ * MariaDB's replica: a database of its own on the server of DATABASE_URL (created and dropped through an admin
+ * connection), migrated and seeded, then read through a pool of one connection whose session is read-only, as the
+ * one session of PGlite is.
+ */
+async function openMysqlReplica (url: string): Promise<TestDatabase> {
+  const name = `fja_replica_${randomBytes(6).toString('hex')}`
+  const server = new URL(url)
+  server.pathname = '/'
+  const admin = await createMysqlDatabase<any>({ uri: server.toString(), pool: { connectionLimit: 1 } })
+  await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
+  const address = new URL(url)
+  address.pathname = `/${name}`
+  const counter = new StatementCounter()
+  const { db, close } = await createMysqlDatabase<any>({ uri: address.toString(), pool: { connectionLimit: 1 }, log: counter.log })
+  await migrateToLatest(db)
+  await seed(db, 'replica')
+  await sql`set session transaction read only`.execute(db)
+  counter.reset()
+  return {
+    db,
+    counter,
+    async close () {
+      await close()
+      await sql`drop database if exists ${sql.id(name)}`.execute(admin.db)
+      await admin.close()
+    },
+  }
+}
+
 const primary = await openTestDatabase()
 t.teardown(() => primary.close())
 await seed(primary.db, 'primary')
@@ -103,7 +145,10 @@ const readsReplica = { primary: 0, replica: Number } as const
 const namesOf = (items: Array<{ attributes: { name?: string; serial?: string } }>) => items.map((item) => item.attributes.name ?? item.attributes.serial)
 
 t.test('the replica refuses writes', async (t) => {
-  await t.rejects(replica.db.insertInto('groups').values({ name: 'nope' }).execute(), /read-only/)
+  // PostgreSQL: cannot execute INSERT in a read-only transaction; MariaDB: Cannot execute statement in a READ ONLY
+  // transaction; SQLite: attempt to write a readonly database.
+  const refusal = { postgres: /read-only/, mysql: /READ ONLY transaction/, sqlite: /readonly database/ }[testEngine()]
+  await t.rejects(replica.db.insertInto('groups').values({ name: 'nope' }).execute(), refusal)
 })
 
 t.test('checkDatabaseSchema checked `db`, not the replica', async (t) => {

@@ -13,14 +13,19 @@ import { documentedFastify } from '../helpers/documented-fastify.js'
 import { assertError } from '../helpers/assert-errors.js'
 import { jsonApi, KyselyRepository, type QueryLayer, type Repository, type Row } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
+import { onPostgresServer, testEngine } from '../helpers/engine.js'
 
 const api = await startTestApp(t.teardown.bind(t))
 const USERS = 1100
-await sql`insert into groups (name) select 'group ' || g from generate_series(1, 7) g`.execute(api.db)
-await sql`insert into users (name, age, status, group_id)
-  select 'user ' || lpad(i::text, 5, '0'), case when i % 5 = 0 then null else i % 90 end, 'active', 1 + i % 7
-  from generate_series(1, ${USERS}) i`.execute(api.db)
-await sql`insert into computers (serial, name, owner_id) select 's' || i, 'computer ' || i, 1 + (i * 7) % ${USERS} from generate_series(1, 1500) i`.execute(api.db)
+/** 1 … n. */
+const series = (n: number): number[] => Array.from({ length: n }, (_, index) => index + 1)
+/** Inserts rows in chunks (SQLite binds at most 32,766 parameters per statement). */
+async function insertRows (table: string, rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  for (let at = 0; at < rows.length; at += 500) await api.db.insertInto(table).values(rows.slice(at, at + 500)).execute()
+}
+await insertRows('groups', series(7).map((g) => ({ name: `group ${g}` })))
+await insertRows('users', series(USERS).map((i) => ({ name: `user ${String(i).padStart(5, '0')}`, age: i % 5 === 0 ? null : i % 90, status: 'active', group_id: 1 + i % 7 })))
+await insertRows('computers', series(1500).map((i) => ({ serial: `s${i}`, name: `computer ${i}`, owner_id: 1 + (i * 7) % USERS })))
 
 interface Resource { type: string; id: string; attributes: Record<string, unknown>; relationships?: Record<string, { data?: unknown }> }
 
@@ -117,7 +122,12 @@ async function faultyApp (repository: Faulty): Promise<FastifyInstance> {
 t.test('a fault before the first byte is a 503 document; after it, the response is cut short', async (t) => {
   const repository = new Faulty(api.db)
   const app = await faultyApp(repository)
-  repository.failScan = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })
+  // A lost connection, as each engine's driver reports it.
+  repository.failScan = {
+    postgres: () => Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    mysql: () => Object.assign(new Error('Connection was killed'), { code: 'ER_CONNECTION_KILLED', errno: 1927 }),
+    sqlite: () => Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' }),
+  }[testEngine()]()
   const refused = await injectJsonApi(app, 'GET', '/users?page[size]=0')
   assertError(t, refused, { status: 503, code: 'FJA_DATABASE_UNAVAILABLE' })
   t.equal(refused.headers['retry-after'], '1')
@@ -153,8 +163,8 @@ t.test('a client that goes away mid-stream releases the snapshot', async (t) => 
 
 t.test('a client that stops reading cannot hold the database past pagination.streamTimeout: the stream is cut, its connection released', async (t) => {
   // names long enough that the document (about 22 MB) fills every buffer between the server and a client that reads nothing
-  await sql`update users set first_name = repeat('x', 20000)`.execute(api.db)
-  t.teardown(async () => { await sql`update users set first_name = null`.execute(api.db) })
+  await api.db.updateTable('users').set({ first_name: 'x'.repeat(20000) }).execute()
+  t.teardown(async () => { await api.db.updateTable('users').set({ first_name: null }).execute() })
   const app = await documentedFastify()
   await app.register(jsonApi, { db: api.db, resources, pagination: { streamTimeout: 300 } })
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -177,7 +187,7 @@ t.test('a client that stops reading cannot hold the database past pagination.str
   // transaction is left open on the cursor
   const next = await api.request('GET', '/users?page[size]=2')
   t.equal(next.status, 200, 'the database serves the next request')
-  if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== '') {
+  if (onPostgresServer()) {
     const open = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where query like 'fetch forward%' and state = 'idle in transaction'`.execute(api.db)
     t.same(open.rows, [{ n: 0 }], 'no transaction left on a cursor')
   }
