@@ -1,10 +1,50 @@
 /**
- * The benchmark database: a fresh PostgreSQL database per run (created through `pg`, dropped at the end), migrated
- * with the example application's migrations and seeded with 1,000 users × 3 computers.
+ * The benchmark database: a fresh database per run and engine, migrated with the example application's migrations and
+ * seeded with 1,000 users × 3 computers: on PostgreSQL created through `pg` and dropped at the end; on MariaDB
+ * created through `mysql2` (utf8mb4, `utf8mb4_bin`) and dropped at the end; on SQLite a file in a temporary directory
+ * (WAL mode), removed at the end.
  */
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { mkdtempSync, rmSync } from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import Database from 'better-sqlite3'
+import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import mysql from 'mysql2'
 import pg from 'pg'
 import { migrateToLatest } from '../examples/app/migrations.js'
+import { MYSQL_VALUE_OPTIONS, SQLITE_BUSY_TIMEOUT, type BenchEngine } from './servers/serve.js'
+
+export type { BenchEngine } from './servers/serve.js'
+
+/** The engines' names, for people to read. */
+export const ENGINE_LABELS: Record<BenchEngine, string> = { postgres: 'PostgreSQL', mysql: 'MariaDB', sqlite: 'SQLite' }
+
+/**
+ * The engines `npm run bench` compares on, from `BENCH_ENGINES` (comma-separated: `postgres`, `mysql` — or
+ * `mariadb` —, `sqlite`), in that order; default PostgreSQL only.
+ */
+export function benchEngines (): BenchEngine[] {
+  const raw = process.env.BENCH_ENGINES
+  if (raw === undefined || raw.trim() === '') return ['postgres']
+  const wanted = new Set<BenchEngine>()
+  for (const item of raw.split(',').map((name) => name.trim().toLowerCase()).filter((name) => name !== '')) {
+    const engine = item === 'mariadb' ? 'mysql' : item === 'pg' || item === 'postgresql' ? 'postgres' : item
+    if (!(engine in ENGINE_LABELS)) throw new Error(`BENCH_ENGINES: unknown engine "${item}" (known: postgres, mysql, sqlite)`)
+    wanted.add(engine as BenchEngine)
+  }
+  return (Object.keys(ENGINE_LABELS) as BenchEngine[]).filter((engine) => wanted.has(engine))
+}
+
+/**
+ * Exits 0 with a line saying so when `BENCH_ENGINES` leaves PostgreSQL out: for the parts of `npm run bench` that run
+ * on PostgreSQL only (memory, deep pages, scale).
+ */
+export function skipWithoutPostgres (what: string): void {
+  const engines = benchEngines()
+  if (engines.includes('postgres')) return
+  console.log(`\n${what}: PostgreSQL only, skipped (BENCH_ENGINES=${engines.join(',')})`)
+  process.exit(0)
+}
 
 /** Where to reach PostgreSQL: `DATABASE_URL`, else a local server with trust authentication. */
 export const ADMIN_URL = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ''
@@ -32,8 +72,12 @@ export function databaseUrl (name: string): string {
   return url.toString()
 }
 
-/** Thrown when no PostgreSQL server answers at {@link ADMIN_URL}. */
-export class DatabaseUnavailableError extends Error {}
+/** Thrown when no database server answers: PostgreSQL at {@link ADMIN_URL}, MariaDB at {@link MYSQL_ADMIN_URL}. */
+export class DatabaseUnavailableError extends Error {
+  constructor (message: string, readonly engine: BenchEngine = 'postgres') {
+    super(message)
+  }
+}
 
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'ENETUNREACH'])
 
@@ -63,6 +107,80 @@ export async function createDatabase (name: string): Promise<string> {
     await client.query(`create database "${name}"`)
     return rows[0].version
   })
+}
+
+/** Where to reach MariaDB: `BENCH_MYSQL_URL`, else a local server's `root` without a password. */
+export const MYSQL_ADMIN_URL = process.env.BENCH_MYSQL_URL !== undefined && process.env.BENCH_MYSQL_URL !== ''
+  ? process.env.BENCH_MYSQL_URL
+  : 'mysql://root@127.0.0.1:3306/'
+
+/** The connection string of a database on the MariaDB server of {@link MYSQL_ADMIN_URL}. */
+export function mysqlDatabaseUrl (name: string): string {
+  const url = new URL(MYSQL_ADMIN_URL)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+async function withMysqlAdmin<T> (work: (connection: mysql.Connection) => Promise<T>): Promise<T> {
+  const connection = mysql.createConnection({ uri: MYSQL_ADMIN_URL, connectTimeout: 5000 })
+  try {
+    await mysqlQuery(connection, 'select 1')
+  } catch (error) {
+    connection.destroy()
+    const code = (error as { code?: string }).code
+    const message = (error as Error).message
+    if ((code !== undefined && CONNECTION_ERRORS.has(code)) || /timeout|connect/i.test(message)) {
+      throw new DatabaseUnavailableError(`no MariaDB server answers at ${redact(MYSQL_ADMIN_URL)} (${code ?? message})`, 'mysql')
+    }
+    throw error
+  }
+  try {
+    return await work(connection)
+  } finally {
+    await new Promise<void>((resolve) => connection.end(() => resolve()))
+  }
+}
+
+function mysqlQuery<R> (connection: mysql.Connection, statement: string): Promise<R> {
+  return new Promise((resolve, reject) => {
+    connection.query(statement, (error, rows) => error === null ? resolve(rows as R) : reject(error))
+  })
+}
+
+/** Creates a MariaDB database in `utf8mb4` compared by code point (as the example app's tables); returns `version()`. */
+export async function createMysqlBenchDatabase (name: string): Promise<string> {
+  return withMysqlAdmin(async (connection) => {
+    const [{ version }] = await mysqlQuery<Array<{ version: string }>>(connection, 'select version() as version')
+    await mysqlQuery(connection, `create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`)
+    return version
+  })
+}
+
+/** Drops a MariaDB database. */
+export async function dropMysqlBenchDatabase (name: string): Promise<void> {
+  await withMysqlAdmin((connection) => mysqlQuery(connection, `drop database if exists \`${name}\``))
+}
+
+/**
+ * Creates an empty SQLite database file in a new temporary directory, in WAL mode (as `createSqliteDatabase` opens a
+ * file); returns the `sqlite:<file>` URL of the servers, the directory (to remove at the end) and SQLite's version.
+ */
+export function createSqliteBenchDatabase (): { url: string; directory: string; version: string } {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'fjsonapi-bench-'))
+  const file = path.join(directory, 'bench.db')
+  const database = new Database(file)
+  try {
+    database.pragma('journal_mode = WAL')
+    const { version } = database.prepare('select sqlite_version() as version').get() as { version: string }
+    return { url: `sqlite:${file}`, directory, version }
+  } finally {
+    database.close()
+  }
+}
+
+/** Removes a SQLite database's directory (the file, its WAL and shared-memory files). */
+export function removeSqliteBenchDatabase (directory: string): void {
+  rmSync(directory, { recursive: true, force: true })
 }
 
 /** Drops a database, closing whatever connections are left on it. */
@@ -147,12 +265,32 @@ export function seedRows (): { users: Array<Record<string, unknown>>; computers:
   return { users, computers }
 }
 
-/** Migrates the database with the example's migrations and loads the seed in a few batched inserts. */
-export async function migrateAndSeed (connectionString: string): Promise<void> {
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString, max: 2 }) }) })
+/** A Kysely instance on a benchmark database, for its migration and seed (the engine is the URL's). */
+function openSetupDatabase (url: string, engine: BenchEngine): Kysely<any> {
+  if (engine === 'mysql') {
+    const pool = mysql.createPool({ uri: url, ...MYSQL_VALUE_OPTIONS, dateStrings: [...MYSQL_VALUE_OPTIONS.dateStrings], connectionLimit: 2 })
+    return new Kysely<any>({ dialect: new MysqlDialect({ pool }) })
+  }
+  if (engine === 'sqlite') {
+    const database = new Database(url.slice('sqlite:'.length))
+    database.pragma('foreign_keys = ON')
+    database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT}`)
+    return new Kysely<any>({ dialect: new SqliteDialect({ database }) })
+  }
+  return new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }) })
+}
+
+/**
+ * Migrates the database with the example's migrations and loads the seed in a few batched inserts: the same rows on
+ * every engine (`words` as JSON text on MariaDB and SQLite, where the column holds JSON).
+ */
+export async function migrateAndSeed (connectionString: string, engine: BenchEngine = 'postgres'): Promise<void> {
+  const db = openSetupDatabase(connectionString, engine)
   try {
     await migrateToLatest(db)
-    const { users, computers } = seedRows()
+    const seeded = seedRows()
+    const users = engine === 'postgres' ? seeded.users : seeded.users.map((user) => ({ ...user, words: JSON.stringify(user.words) }))
+    const { computers } = seeded
     await db.transaction().execute(async (trx) => {
       for (let start = 0; start < users.length; start += 500) {
         await trx.insertInto('users').values(users.slice(start, start + 500)).execute()
@@ -162,7 +300,7 @@ export async function migrateAndSeed (connectionString: string): Promise<void> {
       }
     })
     // Fresh statistics, so the planner sees the seeded tables as they are.
-    await sql`analyze`.execute(db)
+    await (engine === 'mysql' ? sql`analyze table users, computers` : sql`analyze`).execute(db)
   } finally {
     await db.destroy()
   }

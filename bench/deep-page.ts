@@ -18,8 +18,10 @@ import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import pg from 'pg'
 import { buildApp } from '../examples/app/app.js'
 import { migrateToLatest } from '../examples/app/migrations.js'
-import { createDatabase, databaseUrl, dropDatabase, redact } from './database.js'
+import { createDatabase, databaseUrl, dropDatabase, redact, skipWithoutPostgres } from './database.js'
 import { describePlan, measureGet, numberSetting, startChildServer, type ChildServer as Server, type MeasuredRun as Run } from './harness.js'
+
+skipWithoutPostgres('the deep-page scenario (bench/deep-page.ts)')
 
 const PROFILE = 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination'
 const MEDIA_TYPE = 'application/vnd.api+json'

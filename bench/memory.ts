@@ -18,8 +18,10 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
-import { createDatabase, databaseUrl, dropDatabase, redact } from './database.js'
+import { createDatabase, databaseUrl, dropDatabase, redact, skipWithoutPostgres } from './database.js'
 import { migrateToLatest } from '../examples/app/migrations.js'
+
+skipWithoutPostgres('the memory scenario (bench/memory.ts)')
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const SIZES = (process.env.BENCH_MEMORY_ROWS ?? '1000,100000').split(',').map((value) => {

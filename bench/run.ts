@@ -1,11 +1,15 @@
 /**
  * `npm run bench`: fastify-jsonapi (the example application) against the same documents served by hand-written
  * Fastify 5 routes on plain `pg` (the reference: literal SQL, `JSON.stringify`) and on Kysely, on PostgreSQL, with
- * autocannon. See bench/README.md.
+ * autocannon; with `BENCH_ENGINES`, also on MariaDB and SQLite, each against the Kysely hand-written server on the
+ * same engine. See bench/README.md.
  *
  * Environment:
+ * - `BENCH_ENGINES`     comma-separated engines: postgres, mysql (MariaDB), sqlite (default postgres)
  * - `DATABASE_URL`      PostgreSQL server to use (default postgres://postgres@127.0.0.1:5432/postgres); a fresh
  *                       database `fjsonapi_bench_<epoch>` is created on it and dropped at the end
+ * - `BENCH_MYSQL_URL`   MariaDB server to use (default mysql://root@127.0.0.1:3306/); the same, in utf8mb4
+ *                       (SQLite: a fresh file in a temporary directory, removed at the end)
  * - `BENCH_DURATION`    measured seconds per server, scenario and round (default 10)
  * - `BENCH_WARMUP`      warm-up seconds of each server process before it is measured (default 2)
  * - `BENCH_CONNECTIONS` autocannon connections (default 10)
@@ -14,9 +18,10 @@
  * - `BENCH_SLICE`       seconds of one slice (default 2): a round's measured time of each server is cut in slices
  *                       that alternate between the servers (the order of BENCH_SERVERS, then the reverse, …; the
  *                       rounds start in alternating order)
- * - `BENCH_SERVERS`     comma-separated servers (default library,library-own-kysely,plain-pg,hand-written; library and plain-pg always
- *                       run; library-scoped is added when BENCH_SCOPE is set)
- * - `BENCH_POOL_SIZE`   `pg` pool size of both servers (default 10)
+ * - `BENCH_SERVERS`     comma-separated servers on PostgreSQL (default library,library-own-kysely,plain-pg,hand-written;
+ *                       library and plain-pg always run; library-scoped is added when BENCH_SCOPE is set); on MariaDB
+ *                       and SQLite the servers are library and hand-written
+ * - `BENCH_POOL_SIZE`   pool size of every server (`pg`, `mysql2`; default 10)
  * - `BENCH_IDLE_TIMEOUT` ms an idle pool connection stays open, in every server (default 60000; see servers/serve.ts)
  * - `BENCH_SCENARIOS`   comma-separated scenario ids to run (default all: read,list,read-include,list-include,create)
  * - `BENCH_PROFILE`     a directory: run the servers under `node --cpu-prof`, profiles in `<dir>/<server>-<scenario>/`
@@ -37,8 +42,9 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import {
-  ADMIN_URL, COMPUTERS_PER_USER, DatabaseUnavailableError, USERS, createDatabase, databaseUrl, dropDatabase,
-  migrateAndSeed, redact,
+  ADMIN_URL, COMPUTERS_PER_USER, DatabaseUnavailableError, ENGINE_LABELS, MYSQL_ADMIN_URL, USERS, benchEngines, createDatabase,
+  createMysqlBenchDatabase, createSqliteBenchDatabase, databaseUrl, dropDatabase, dropMysqlBenchDatabase, migrateAndSeed,
+  mysqlDatabaseUrl, redact, removeSqliteBenchDatabase, type BenchEngine,
 } from './database.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -74,15 +80,23 @@ interface Scenario {
   readonly path: string
 }
 
-/** The targets against the plain `pg` reference, the same on every scenario (issue 13). */
-const TARGETS = {
+/** What a library server is held to against its engine's reference, on every scenario. */
+interface Targets {
   /** The least library req/s ÷ reference req/s. */
-  throughput: 0.95,
+  readonly throughput: number
   /** The most library p99 ÷ reference p99. */
-  p99: 1.25,
-  /** The most library CPU time per request ÷ the reference's. */
-  cpu: 1.1,
-} as const
+  readonly p99: number
+  /** The most library CPU time per request ÷ the reference's (no target when undefined). */
+  readonly cpu?: number
+  /** Whether each request must run as many statements as the reference's (counted in the checks). */
+  readonly statements: boolean
+}
+
+/** The targets against the plain `pg` reference on PostgreSQL, the same on every scenario (issue 13). */
+const TARGETS: Targets = { throughput: 0.95, p99: 1.25, cpu: 1.1, statements: false }
+
+/** The targets on MariaDB and SQLite, against the Kysely hand-written server on the same engine (issue 32). */
+const ENGINE_TARGETS: Targets = { throughput: 1.0, p99: 1.1, statements: true }
 
 const ALL_SCENARIOS: readonly Scenario[] = [
   { id: 'read', label: 'GET /users/1', method: 'GET', path: '/users/1' },
@@ -163,6 +177,56 @@ function selectedServers (): readonly ServerName[] {
 }
 
 const SERVER_NAMES = selectedServers()
+
+/** What one engine's part of the run compares: its servers, the reference the library is held to, and the targets. */
+interface EnginePlan {
+  readonly engine: BenchEngine
+  /** `PostgreSQL`, `MariaDB`, `SQLite`. */
+  readonly label: string
+  /** The servers, in the order of the first round. */
+  readonly servers: readonly ServerName[]
+  readonly reference: ServerName
+  /** The reference in the tables' headers: `plain pg`, `Kysely`. */
+  readonly referenceHeader: string
+  readonly targets: Targets
+  /** The library servers held to the targets. */
+  readonly targetServers: readonly ServerName[]
+}
+
+/**
+ * PostgreSQL: the servers of BENCH_SERVERS against plain `pg`. MariaDB and SQLite: the library (the example app on
+ * `createMysqlDatabase` / `createSqliteDatabase`) against the Kysely hand-written server on the same engine, their
+ * statements counted in the checks.
+ */
+function planOf (engine: BenchEngine): EnginePlan {
+  if (engine === 'postgres') {
+    return {
+      engine,
+      label: ENGINE_LABELS[engine],
+      servers: SERVER_NAMES,
+      reference: 'plain-pg',
+      referenceHeader: 'plain pg',
+      targets: TARGETS,
+      targetServers: SERVER_NAMES.filter((name) => name === 'library' || name === 'library-own-kysely'),
+    }
+  }
+  return {
+    engine,
+    label: ENGINE_LABELS[engine],
+    servers: ['library', 'hand-written'],
+    reference: 'hand-written',
+    referenceHeader: 'Kysely',
+    targets: ENGINE_TARGETS,
+    targetServers: ['library'],
+  }
+}
+
+const PLANS: readonly EnginePlan[] = benchEngines().map(planOf)
+
+/** `MariaDB: ` before what is printed of MariaDB and SQLite (nothing before PostgreSQL's, printed as it always was). */
+function prefixOf (plan: EnginePlan): string {
+  return plan.engine === 'postgres' ? '' : `${plan.label}: `
+}
 /** The least acceptable ratio scoped req/s ÷ unscoped req/s: a scope may cost at most 5 %. */
 const SCOPE_TARGET = 0.95
 
@@ -171,6 +235,8 @@ interface RunningServer {
   readonly port: number
   /** The CPU time (µs) the server process has used so far. */
   cpu (): Promise<number>
+  /** The statements the server has run so far (started with `countStatements` only). */
+  statements (): Promise<number>
   stop (): Promise<void>
 }
 
@@ -255,8 +321,11 @@ function messagesOf (child: ChildProcess, name: ServerName): (what: string) => P
   }
 }
 
-/** Starts one server as a child process and waits for the port it announces. */
-async function startServer (name: ServerName, url: string, profileName?: string): Promise<RunningServer> {
+/**
+ * Starts one server as a child process on the database of `url` (its engine is the URL's) and waits for the port it
+ * announces. `countStatements`: the server counts its statements (Kysely's `log`), for the checks only.
+ */
+async function startServer (name: ServerName, url: string, { profileName, countStatements = false }: { profileName?: string; countStatements?: boolean } = {}): Promise<RunningServer> {
   const flags = PROFILE_DIR !== undefined && profileName !== undefined
     // One directory per run, so that each run's profile is found by its name.
     ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, profileName)}`]
@@ -264,7 +333,7 @@ async function startServer (name: ServerName, url: string, profileName?: string)
   const extra = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')
   const child = spawn(process.execPath, [...flags, ...extra, path.join(BUILD, 'bench', 'servers', `${name}.js`)], {
     cwd: ROOT,
-    env: { ...process.env, BENCH_DATABASE_URL: url, BENCH_POOL_SIZE: String(POOL_SIZE) },
+    env: { ...process.env, BENCH_DATABASE_URL: url, BENCH_POOL_SIZE: String(POOL_SIZE), BENCH_COUNT_STATEMENTS: countStatements ? '1' : '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   children.add(child)
@@ -280,6 +349,12 @@ async function startServer (name: ServerName, url: string, profileName?: string)
         const { cpu } = await next('{"cpu":<µs>}')
         if (typeof cpu !== 'number') throw new Error(`the ${name} server reported no CPU time`)
         return cpu
+      },
+      async statements () {
+        child.kill('SIGUSR2')
+        const { statements } = await next('{"cpu":<µs>,"statements":<n>}')
+        if (typeof statements !== 'number') throw new Error(`the ${name} server reported no statement count`)
+        return statements
       },
       stop: () => stopChild(child),
     }
@@ -345,52 +420,86 @@ function withoutId (answer: Answer): unknown {
   return JSON.parse(answer.text.split(`"${id}"`).join('"<id>"').split(`/computers/${id}`).join('/computers/<id>'))
 }
 
+/** What the checks found: lines for the report, and the statements of each request per scenario and server. */
+interface Verified {
+  readonly notes: string[]
+  /** Scenario id → server → statements of one request (when the engine's targets count them). */
+  readonly statements: ReadonlyMap<string, ReadonlyMap<ServerName, number>>
+}
+
 /**
- * Before anything is measured: every read answers the same document on every server as on the plain `pg` reference
- * (deep-equal, dates and all), and a create answers 201 with a Location and the same document up to the new id.
- * Throws on any difference.
+ * Before anything is measured: every read answers the same document on every server of the engine as on its
+ * reference (deep-equal, dates and all: plain `pg` on PostgreSQL, the Kysely hand-written server on MariaDB and
+ * SQLite), and a create answers 201 with a Location and the same document up to the new id. Throws on any
+ * difference. Where the engine's targets count statements, each server counts its own (Kysely's `log`) and every
+ * request is sent twice: the second's count is the one compared (the first's is noted when it differs, e.g. a cache
+ * filled on first use).
  */
-async function verify (url: string, scenarios: readonly Scenario[]): Promise<string[]> {
+async function verify (plan: EnginePlan, url: string, scenarios: readonly Scenario[]): Promise<Verified> {
+  const counting = plan.targets.statements
   const answers = new Map<ServerName, Map<string, Answer>>()
-  for (const name of SERVER_NAMES) {
-    const server = await startServer(name, url)
+  const counts = new Map<string, Map<ServerName, number>>(scenarios.map((scenario) => [scenario.id, new Map()]))
+  const firstCounts = new Map<string, Map<ServerName, number>>(scenarios.map((scenario) => [scenario.id, new Map()]))
+  for (const name of plan.servers) {
+    const server = await startServer(name, url, { countStatements: counting })
     try {
       const byScenario = new Map<string, Answer>()
       for (const scenario of scenarios) {
-        const answer = scenario.method === 'GET'
-          ? await ask(server, 'GET', scenario.path)
-          : await ask(server, 'POST', scenario.path, createBody('VERIFY-1', 0))
-        byScenario.set(scenario.id, answer)
+        const send = (n: number): Promise<Answer> => scenario.method === 'GET'
+          ? ask(server, 'GET', scenario.path)
+          : ask(server, 'POST', scenario.path, createBody(`VERIFY-${n}`, 0))
+        if (!counting) {
+          byScenario.set(scenario.id, await send(1))
+          continue
+        }
+        const before = await server.statements()
+        byScenario.set(scenario.id, await send(1))
+        const between = await server.statements()
+        const again = await send(2)
+        const after = await server.statements()
+        expect(again.status === byScenario.get(scenario.id)!.status, `${prefixOf(plan)}${scenario.label}: the ${name} server answered ${again.status} the second time`)
+        firstCounts.get(scenario.id)!.set(name, between - before)
+        counts.get(scenario.id)!.set(name, after - between)
       }
       answers.set(name, byScenario)
     } finally {
       await server.stop()
     }
   }
+  const prefix = prefixOf(plan)
+  const referenceLabel = SERVER_LABELS[plan.reference]
   const notes: string[] = []
   for (const scenario of scenarios) {
-    const reference = answers.get('plain-pg')!.get(scenario.id)!
+    const reference = answers.get(plan.reference)!.get(scenario.id)!
     const expected = scenario.method === 'GET' ? 200 : 201
-    for (const name of SERVER_NAMES) {
+    for (const name of plan.servers) {
       const answer = answers.get(name)!.get(scenario.id)!
-      expect(answer.status === expected, `${scenario.label}: the ${name} server answered ${answer.status}, not ${expected}: ${answer.text.slice(0, 300)}`)
-      expect(answer.contentType.startsWith(MEDIA_TYPE), `${scenario.label}: the ${name} server answered Content-Type "${answer.contentType}"`)
+      expect(answer.status === expected, `${prefix}${scenario.label}: the ${name} server answered ${answer.status}, not ${expected}: ${answer.text.slice(0, 300)}`)
+      expect(answer.contentType.startsWith(MEDIA_TYPE), `${prefix}${scenario.label}: the ${name} server answered Content-Type "${answer.contentType}"`)
       if (scenario.method === 'POST') {
         expect(answer.location !== null && answer.location === answer.body?.data?.links?.self,
-          `${scenario.label}: the ${name} server's Location (${answer.location}) is not the new resource's self link`)
+          `${prefix}${scenario.label}: the ${name} server's Location (${answer.location}) is not the new resource's self link`)
       }
     }
-    for (const name of SERVER_NAMES.filter((other) => other !== 'plain-pg')) {
+    for (const name of plan.servers.filter((other) => other !== plan.reference)) {
       const answer = answers.get(name)!.get(scenario.id)!
       const [a, b] = scenario.method === 'GET' ? [answer.body, reference.body] : [withoutId(answer), withoutId(reference)]
       const difference = firstDifference(a, b)
-      if (difference !== undefined) throw new Error(`${scenario.label}: the ${name} server's document differs from the plain pg reference's at ${difference}`)
-      deepStrictEqual(a, b, `${scenario.label}: the ${name} server's document differs from the plain pg reference's`)
+      if (difference !== undefined) throw new Error(`${prefix}${scenario.label}: the ${name} server's document differs from the ${referenceLabel} reference's at ${difference}`)
+      deepStrictEqual(a, b, `${prefix}${scenario.label}: the ${name} server's document differs from the ${referenceLabel} reference's`)
       const same = scenario.method === 'GET' ? answer.text === reference.text : JSON.stringify(a) === JSON.stringify(b)
-      notes.push(`${scenario.label}: ${name} and plain-pg answer the same document${same ? ', byte for byte' : ' (member order differs)'} (${answer.text.length} bytes)`)
+      notes.push(`${prefix}${scenario.label}: ${name} and ${plan.reference} answer the same document${same ? ', byte for byte' : ' (member order differs)'} (${answer.text.length} bytes)`)
+    }
+    if (counting) {
+      const first = firstCounts.get(scenario.id)!
+      const byServer = plan.servers.map((name) => {
+        const count = counts.get(scenario.id)!.get(name)!
+        return `${name} ${count}${first.get(name) === count ? '' : ` (its first request: ${first.get(name)})`}`
+      })
+      notes.push(`${prefix}${scenario.label}: statements per request: ${byServer.join(', ')}`)
     }
   }
-  return notes
+  return { notes, statements: counts }
 }
 
 // --- measuring -------------------------------------------------------------------------------------------------
@@ -500,10 +609,11 @@ interface Slices {
  * a slow phase of the machine, which lasts seconds, falls on the slices of every server alike instead of on one
  * server's whole run. Answers one run per server.
  */
-async function measureRound (order: readonly ServerName[], url: string, scenario: Scenario, round: number): Promise<Map<ServerName, Run>> {
+async function measureRound (plan: EnginePlan, order: readonly ServerName[], url: string, scenario: Scenario, round: number): Promise<Map<ServerName, Run>> {
   const servers: RunningServer[] = []
+  const profilePrefix = plan.engine === 'postgres' ? '' : `${plan.engine}-`
   try {
-    for (const name of order) servers.push(await startServer(name, url, `${name}-${scenario.id}-${round + 1}`))
+    for (const name of order) servers.push(await startServer(name, url, { profileName: `${profilePrefix}${name}-${scenario.id}-${round + 1}` }))
     if (WARMUP > 0) for (const server of servers) await load(server, scenario, WARMUP, `${server.name}-${round}-warmup`)
     const slices = new Map<ServerName, Slices>(order.map((name) => [name, { requests: 0, seconds: 0, cpu: 0, latencies: [] }]))
     const count = sliceCount()
@@ -545,6 +655,8 @@ async function measureRound (order: readonly ServerName[], url: string, scenario
 interface Row {
   readonly scenario: Scenario
   readonly measurements: ReadonlyMap<ServerName, Measurement>
+  /** The statements of one request per server, when the engine's targets count them. */
+  readonly statements?: ReadonlyMap<ServerName, number>
 }
 
 function measurementOf (row: Row, name: ServerName): Measurement {
@@ -566,25 +678,26 @@ function ratiosOf (library: Measurement, other: Measurement): Ratios {
   }
 }
 
-/** The servers held to the targets: the library as the helper builds it and, when run, on the user's own Kysely. */
-function targetServers (): readonly ServerName[] {
-  return SERVER_NAMES.filter((name) => name === 'library' || name === 'library-own-kysely')
-}
-
-/** The targets a row misses against the plain `pg` reference (empty: every target met), for one library server. */
-function missedTargets (row: Row, name: ServerName = 'library'): string[] {
-  const ratios = ratiosOf(measurementOf(row, name), measurementOf(row, 'plain-pg'))
+/** The targets a row misses against the engine's reference (empty: every target met), for one library server. */
+function missedTargets (row: Row, plan: EnginePlan, name: ServerName = 'library'): string[] {
+  const ratios = ratiosOf(measurementOf(row, name), measurementOf(row, plan.reference))
+  const { targets } = plan
   return [
-    ratios.throughput < TARGETS.throughput ? 'req/s' : '',
-    ratios.p99 > TARGETS.p99 ? 'p99' : '',
-    ratios.cpu > TARGETS.cpu ? 'CPU' : '',
+    ratios.throughput < targets.throughput ? 'req/s' : '',
+    ratios.p99 > targets.p99 ? 'p99' : '',
+    targets.cpu !== undefined && ratios.cpu > targets.cpu ? 'CPU' : '',
+    targets.statements && row.statements?.get(name) !== row.statements?.get(plan.reference) ? 'statements' : '',
   ].filter((missed) => missed !== '')
 }
 
-const HEADERS = [
-  'scenario', 'library req/s', 'plain pg req/s', 'ratio', 'library p50 / p99 (ms)', 'plain pg p50 / p99 (ms)', 'p99 ratio',
-  'library CPU ms/req', 'plain pg CPU ms/req', 'CPU ratio', 'result',
-]
+/** The columns of an engine's main table: the library against the reference (and the statements, where counted). */
+function headersOf (plan: EnginePlan): string[] {
+  const reference = plan.referenceHeader
+  return [
+    'scenario', 'library req/s', `${reference} req/s`, 'ratio', 'library p50 / p99 (ms)', `${reference} p50 / p99 (ms)`, 'p99 ratio',
+    'library CPU ms/req', `${reference} CPU ms/req`, 'CPU ratio', ...(plan.targets.statements ? [`statements (library / ${reference})`] : []), 'result',
+  ]
+}
 
 function integer (value: number): string {
   return Math.round(value).toLocaleString('en-US')
@@ -598,11 +711,11 @@ function times (ratio: number): string {
   return `${ratio.toFixed(2)}×`
 }
 
-function cells (row: Row, name: ServerName = 'library'): string[] {
+function cells (row: Row, plan: EnginePlan, name: ServerName = 'library'): string[] {
   const library = measurementOf(row, name)
-  const reference = measurementOf(row, 'plain-pg')
+  const reference = measurementOf(row, plan.reference)
   const ratios = ratiosOf(library, reference)
-  const missed = missedTargets(row, name)
+  const missed = missedTargets(row, plan, name)
   return [
     row.scenario.label,
     integer(library.requestsPerSecond),
@@ -614,6 +727,7 @@ function cells (row: Row, name: ServerName = 'library'): string[] {
     library.cpuPerRequest.toFixed(3),
     reference.cpuPerRequest.toFixed(3),
     times(ratios.cpu),
+    ...(plan.targets.statements ? [`${row.statements?.get(name) ?? '?'} / ${row.statements?.get(plan.reference) ?? '?'}`] : []),
     missed.length === 0 ? 'ok' : `missed: ${missed.join(', ')}`,
   ]
 }
@@ -636,13 +750,13 @@ function kyselyCells (row: Row): string[] {
   ]
 }
 
-function diagnosticHeaders (): string[] {
-  return ['scenario', ...SERVER_NAMES.map((name) => `${SERVER_LABELS[name]} req/s per run`)]
+function diagnosticHeaders (plan: EnginePlan): string[] {
+  return ['scenario', ...plan.servers.map((name) => `${SERVER_LABELS[name]} req/s per run`)]
 }
 
 /** Each run's req/s, in the order run, to judge the noise. */
-function diagnosticCells (row: Row): string[] {
-  return [row.scenario.label, ...SERVER_NAMES.map((name) => measurementOf(row, name).runs.map((run) => integer(run.requestsPerSecond)).join(' / '))]
+function diagnosticCells (row: Row, plan: EnginePlan): string[] {
+  return [row.scenario.label, ...plan.servers.map((name) => measurementOf(row, name).runs.map((run) => integer(run.requestsPerSecond)).join(' / '))]
 }
 
 const SCOPE_HEADERS = ['scenario', 'unscoped req/s', 'scoped req/s', 'scoped ÷ unscoped', 'unscoped p99 (ms)', 'scoped p99 (ms)', 'CPU ratio', 'target', 'result']
@@ -685,45 +799,52 @@ function markdownTable (headers: readonly string[], lines: readonly string[][]):
   ].join('\n')
 }
 
-function autocannonVersion (): string {
+function packageVersion (name: string): string {
   try {
-    return (createRequire(import.meta.url)('autocannon/package.json') as { version: string }).version
+    return (createRequire(import.meta.url)(`${name}/package.json`) as { version: string }).version
   } catch {
     return 'unknown'
   }
 }
 
-function writeResults (rows: readonly Row[], postgresVersion: string, started: Date, checks: readonly string[], loads: readonly number[]): string {
-  const cpus = os.cpus()
-  const file = path.join(ROOT, 'bench', 'results.md')
+function autocannonVersion (): string {
+  return packageVersion('autocannon')
+}
+
+/** One engine's part of the run: its plan, the server's version and the measured rows. */
+interface EngineResult {
+  readonly plan: EnginePlan
+  readonly version: string
+  readonly rows: readonly Row[]
+}
+
+/** The engine and its driver, for the report's list of the machine. */
+function versionLine (result: EngineResult): string {
+  const { plan, version } = result
+  if (plan.engine === 'mysql') return `- ${plan.label}: ${version} (mysql2 ${packageVersion('mysql2')})`
+  if (plan.engine === 'sqlite') return `- ${plan.label}: ${version} (better-sqlite3 ${packageVersion('better-sqlite3')})`
+  return `- ${plan.label}: ${version}`
+}
+
+/** Each server's connections on an engine. */
+function poolOf (engine: BenchEngine): string {
+  if (engine === 'mysql') return `a \`mysql2\` pool of ${POOL_SIZE} connections in each`
+  if (engine === 'sqlite') return 'one `better-sqlite3` connection in each'
+  return 'a `pg` pool of ' + `${POOL_SIZE} connections in each`
+}
+
+/** PostgreSQL's tables, as they always were. */
+function postgresSection (plan: EnginePlan, rows: readonly Row[]): string[] {
   const has = (name: ServerName): boolean => SERVER_NAMES.includes(name)
-  const body = [
-    '# Benchmark results',
-    '',
-    `Written by \`npm run bench\` on ${started.toISOString()}.`,
-    '',
-    `- Node.js ${process.version}, autocannon ${autocannonVersion()}`,
-    `- CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores (${os.platform()} ${os.release()})`,
-    `- PostgreSQL: ${postgresVersion}`,
-    `- Data: the example app's schema, ${USERS.toLocaleString('en-US')} users × ${COMPUTERS_PER_USER} computers, in a fresh database`,
-    `- Load: autocannon, ${CONNECTIONS} connections; per scenario ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each on a ` +
-      'fresh process of every server (127.0.0.1, a `pg` pool of ' + `${POOL_SIZE} connections in each): ${WARMUP} s of ` +
-      `warm-up per server, then ${DURATION} s measured per server in slices of ${sliceSeconds()} s that alternate between ` +
-      `the servers (${SERVER_NAMES.join(', ')}, then the reverse, …; even rounds start reversed), one server loaded at a time`,
-    `- Load average (1 min) at the start and at the end: ${loads.map((value) => value.toFixed(2)).join(' → ')} ` +
-      '(other processes on the machine slow every server down)',
-    '- req/s, p50, p99: means over the runs (p50 and p99 from every response\'s latency); CPU: the server process\'s ' +
-      'CPU time per request over the runs; ratios: library ÷ plain pg. Targets: req/s ≥ ' +
-      `${TARGETS.throughput}×, p99 ≤ ${TARGETS.p99}×, CPU ≤ ${TARGETS.cpu}×`,
-    '',
-    markdownTable(HEADERS, rows.map((row) => cells(row))),
+  return [
+    markdownTable(headersOf(plan), rows.map((row) => cells(row, plan))),
     '',
     ...(has('library-own-kysely')
       ? [
           'The library on an application\'s own Kysely instance (`servers/library-own-kysely.ts`: a plain `pg.Pool` ' +
             'under `JsonApiPostgresDialect`, as docs/getting-started.md says), against the same reference and targets:',
           '',
-          markdownTable(HEADERS, rows.map((row) => cells(row, 'library-own-kysely'))),
+          markdownTable(headersOf(plan), rows.map((row) => cells(row, plan, 'library-own-kysely'))),
           '',
         ]
       : []),
@@ -732,7 +853,7 @@ function writeResults (rows: readonly Row[], postgresVersion: string, started: D
       : []),
     'Each run\'s req/s, in the order run:',
     '',
-    markdownTable(diagnosticHeaders(), rows.map(diagnosticCells)),
+    markdownTable(diagnosticHeaders(plan), rows.map((row) => diagnosticCells(row, plan))),
     '',
     ...(has('library-scoped')
       ? [
@@ -744,6 +865,71 @@ function writeResults (rows: readonly Row[], postgresVersion: string, started: D
           '',
         ]
       : []),
+  ]
+}
+
+/** What the targets of MariaDB and SQLite say, for the report. */
+function targetsText (targets: Targets): string {
+  return `req/s ≥ ${targets.throughput.toFixed(2)}×, p99 ≤ ${targets.p99.toFixed(2)}×` +
+    `${targets.cpu === undefined ? '' : `, CPU ≤ ${targets.cpu.toFixed(2)}×`}` +
+    `${targets.statements ? ', the same statements per request' : ''}`
+}
+
+/** The tables of MariaDB or SQLite: the library against the Kysely hand-written server on the same engine. */
+function engineSection (plan: EnginePlan, rows: readonly Row[]): string[] {
+  const library = plan.engine === 'mysql' ? '`createMysqlDatabase`' : '`createSqliteDatabase`'
+  const kysely = plan.engine === 'mysql'
+    ? 'Kysely\'s `MysqlDialect` on a `mysql2` pool with `createMysqlDatabase`\'s value options'
+    : 'Kysely\'s `SqliteDialect` on `better-sqlite3` with `createSqliteDatabase`\'s pragmas'
+  return [
+    `## ${plan.label}`,
+    '',
+    `The library (the example app on ${library}) against the same routes by hand on Kysely (\`servers/hand-written.ts\`: ` +
+      `${kysely}), the reference on ${plan.label}. Ratios: library ÷ Kysely hand-written. Targets: ${targetsText(plan.targets)} ` +
+      '(statements counted in the checks, through each server\'s Kysely `log`; CPU has no target here):',
+    '',
+    markdownTable(headersOf(plan), rows.map((row) => cells(row, plan))),
+    '',
+    'Each run\'s req/s, in the order run:',
+    '',
+    markdownTable(diagnosticHeaders(plan), rows.map((row) => diagnosticCells(row, plan))),
+    '',
+  ]
+}
+
+function writeResults (results: readonly EngineResult[], started: Date, checks: readonly string[], loads: readonly number[]): string {
+  const cpus = os.cpus()
+  const file = path.join(ROOT, 'bench', 'results.md')
+  const postgres = results.find((result) => result.plan.engine === 'postgres')
+  const others = results.filter((result) => result.plan.engine !== 'postgres')
+  // One engine: its pool and servers as they always were written; several: each engine's, named.
+  const single = results.length === 1
+  const pools = single ? poolOf(results[0].plan.engine) : results.map(({ plan }) => `${plan.label}: ${poolOf(plan.engine)}`).join('; ')
+  const servers = single ? results[0].plan.servers.join(', ') : results.map(({ plan }) => `${plan.label}: ${plan.servers.join(', ')}`).join('; ')
+  const body = [
+    '# Benchmark results',
+    '',
+    `Written by \`npm run bench\` on ${started.toISOString()}.`,
+    '',
+    `- Node.js ${process.version}, autocannon ${autocannonVersion()}`,
+    `- CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores (${os.platform()} ${os.release()})`,
+    ...results.map(versionLine),
+    `- Data: the example app's schema, ${USERS.toLocaleString('en-US')} users × ${COMPUTERS_PER_USER} computers, in a fresh database`,
+    `- Load: autocannon, ${CONNECTIONS} connections; per scenario ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each on a ` +
+      `fresh process of every server (127.0.0.1, ${pools}): ${WARMUP} s of ` +
+      `warm-up per server, then ${DURATION} s measured per server in slices of ${sliceSeconds()} s that alternate between ` +
+      `the servers (${servers}, then the reverse, …; even rounds start reversed), one server loaded at a time`,
+    `- Load average (1 min) at the start and at the end: ${loads.map((value) => value.toFixed(2)).join(' → ')} ` +
+      '(other processes on the machine slow every server down)',
+    '- req/s, p50, p99: means over the runs (p50 and p99 from every response\'s latency); CPU: the server process\'s ' +
+      (postgres === undefined
+        ? 'CPU time per request over the runs; ratios and targets: in each engine\'s section'
+        : 'CPU time per request over the runs; ratios: library ÷ plain pg. Targets: req/s ≥ ' +
+          `${TARGETS.throughput}×, p99 ≤ ${TARGETS.p99}×, CPU ≤ ${TARGETS.cpu}×` +
+          `${others.length === 0 ? '' : ' (on PostgreSQL; MariaDB and SQLite: in their sections)'}`),
+    '',
+    ...(postgres === undefined ? [] : [...(others.length === 0 ? [] : ['## PostgreSQL', '']), ...postgresSection(postgres.plan, postgres.rows)]),
+    ...others.flatMap(({ plan, rows }) => engineSection(plan, rows)),
     'Checked before measuring:',
     '',
     ...checks.map((check) => `- ${check}`),
@@ -753,21 +939,44 @@ function writeResults (rows: readonly Row[], postgresVersion: string, started: D
   return file
 }
 
+/** An engine's tables on the console, after its measurements. */
+function printTables (plan: EnginePlan, rows: readonly Row[]): void {
+  console.log('')
+  if (plan.engine !== 'postgres') console.log(`${plan.label}: the library against the Kysely hand-written server (targets: ${targetsText(plan.targets)})`)
+  console.log(textTable(headersOf(plan), rows.map((row) => cells(row, plan))))
+  if (plan.servers.includes('library-own-kysely')) {
+    console.log('\nThe library on its own Kysely instance:')
+    console.log(textTable(headersOf(plan), rows.map((row) => cells(row, plan, 'library-own-kysely'))))
+  }
+  if (plan.engine === 'postgres' && plan.servers.includes('hand-written')) {
+    console.log('')
+    console.log(textTable(KYSELY_HEADERS, rows.map(kyselyCells)))
+  }
+  console.log('')
+  console.log(textTable(diagnosticHeaders(plan), rows.map((row) => diagnosticCells(row, plan))))
+  if (plan.servers.includes('library-scoped')) {
+    console.log('')
+    console.log(textTable(SCOPE_HEADERS, rows.map(scopeCells)))
+  }
+}
+
 // --- main ------------------------------------------------------------------------------------------------------
 
-let databaseName: string | undefined
+/** What to undo at the end, also on a failure or Ctrl-C: each engine's database (dropped, or its file removed). */
+const teardowns = new Map<BenchEngine, () => Promise<void>>()
 let cleaning: Promise<void> | undefined
+
+async function teardown (engine: BenchEngine): Promise<void> {
+  const undo = teardowns.get(engine)
+  if (undo === undefined) return
+  teardowns.delete(engine)
+  await undo()
+}
 
 function cleanup (): Promise<void> {
   cleaning ??= (async () => {
     await Promise.all([...children].map(stopChild))
-    if (databaseName !== undefined) {
-      const name = databaseName
-      databaseName = undefined
-      await dropDatabase(name).catch((error: unknown) => {
-        console.error(`could not drop the database ${name}: ${(error as Error).message}`)
-      })
-    }
+    for (const engine of [...teardowns.keys()]) await teardown(engine)
   })()
   return cleaning
 }
@@ -779,30 +988,52 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   })
 }
 
-async function main (): Promise<number> {
-  const scenarios = selectedScenarios()
-  if (process.env.BENCH_BUILD !== '0') buildServers()
-  const started = new Date()
-  const name = `fjsonapi_bench_${Math.floor(started.getTime() / 1000)}`
-  const url = databaseUrl(name)
-  const postgresVersion = await createDatabase(name)
-  databaseName = name
-  console.log(`database ${name} on ${redact(ADMIN_URL)} (${postgresVersion.split(',')[0]})`)
-  await migrateAndSeed(url)
-  console.log(`seeded ${USERS} users × ${COMPUTERS_PER_USER} computers`)
+function couldNotDrop (what: string): (error: unknown) => void {
+  return (error) => {
+    console.error(`could not drop the database ${what}: ${(error as Error).message}`)
+  }
+}
 
-  const checks = await verify(url, scenarios)
-  for (const check of checks) console.log(`check: ${check}`)
+/**
+ * A fresh benchmark database on an engine, to be torn down at the end of its part (or by {@link cleanup}): answers
+ * its URL for the servers and the server's version.
+ */
+async function prepareDatabase (engine: BenchEngine, epoch: number): Promise<{ url: string; version: string }> {
+  const name = `fjsonapi_bench_${epoch}`
+  if (engine === 'mysql') {
+    const version = await createMysqlBenchDatabase(name)
+    teardowns.set(engine, () => dropMysqlBenchDatabase(name).catch(couldNotDrop(name)))
+    console.log(`MariaDB: database ${name} on ${redact(MYSQL_ADMIN_URL)} (${version})`)
+    return { url: mysqlDatabaseUrl(name), version }
+  }
+  if (engine === 'sqlite') {
+    const { url, directory, version } = createSqliteBenchDatabase()
+    teardowns.set(engine, async () => {
+      try {
+        removeSqliteBenchDatabase(directory)
+      } catch (error) {
+        couldNotDrop(directory)(error)
+      }
+    })
+    console.log(`SQLite: database ${url.slice('sqlite:'.length)} (SQLite ${version}, WAL)`)
+    return { url, version }
+  }
+  const version = await createDatabase(name)
+  teardowns.set(engine, () => dropDatabase(name).catch(couldNotDrop(name)))
+  console.log(`database ${name} on ${redact(ADMIN_URL)} (${version.split(',')[0]})`)
+  return { url: databaseUrl(name), version }
+}
 
-  const loads = [os.loadavg()[0]]
+/** Every scenario of an engine, in rounds (see {@link measureRound}), printing each run's req/s as it goes. */
+async function measure (plan: EnginePlan, url: string, scenarios: readonly Scenario[], verified: Verified): Promise<Row[]> {
   const rows: Row[] = []
   for (const scenario of scenarios) {
-    const runs = new Map<ServerName, Run[]>(SERVER_NAMES.map((name) => [name, []]))
-    process.stdout.write(`${scenario.label}:`)
+    const runs = new Map<ServerName, Run[]>(plan.servers.map((name) => [name, []]))
+    process.stdout.write(`${prefixOf(plan)}${scenario.label}:`)
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate the order (as listed, then the reverse, …) so that drift hits every server alike.
-      const order = round % 2 === 0 ? SERVER_NAMES : [...SERVER_NAMES].reverse()
-      const measured = await measureRound(order, url, scenario, round)
+      const order = round % 2 === 0 ? plan.servers : [...plan.servers].reverse()
+      const measured = await measureRound(plan, order, url, scenario, round)
       for (const name of order) {
         const run = measured.get(name)!
         runs.get(name)!.push(run)
@@ -810,38 +1041,54 @@ async function main (): Promise<number> {
       }
     }
     process.stdout.write('\n')
-    rows.push({ scenario, measurements: new Map([...runs].map(([name, list]) => [name, combine(list)])) })
+    rows.push({
+      scenario,
+      measurements: new Map([...runs].map(([name, list]) => [name, combine(list)])),
+      ...(plan.targets.statements ? { statements: verified.statements.get(scenario.id) } : {}),
+    })
   }
+  return rows
+}
 
-  console.log('')
-  console.log(textTable(HEADERS, rows.map((row) => cells(row))))
-  if (SERVER_NAMES.includes('library-own-kysely')) {
-    console.log('\nThe library on its own Kysely instance:')
-    console.log(textTable(HEADERS, rows.map((row) => cells(row, 'library-own-kysely'))))
-  }
-  if (SERVER_NAMES.includes('hand-written')) {
-    console.log('')
-    console.log(textTable(KYSELY_HEADERS, rows.map(kyselyCells)))
-  }
-  console.log('')
-  console.log(textTable(diagnosticHeaders(), rows.map(diagnosticCells)))
-  if (SERVER_NAMES.includes('library-scoped')) {
-    console.log('')
-    console.log(textTable(SCOPE_HEADERS, rows.map(scopeCells)))
+async function main (): Promise<number> {
+  const scenarios = selectedScenarios()
+  if (process.env.BENCH_BUILD !== '0') buildServers()
+  const started = new Date()
+  const epoch = Math.floor(started.getTime() / 1000)
+  const checks: string[] = []
+  const loads: number[] = []
+  const results: EngineResult[] = []
+  for (const plan of PLANS) {
+    const { url, version } = await prepareDatabase(plan.engine, epoch)
+    await migrateAndSeed(url, plan.engine)
+    console.log(`${prefixOf(plan)}seeded ${USERS} users × ${COMPUTERS_PER_USER} computers`)
+
+    const verified = await verify(plan, url, scenarios)
+    for (const check of verified.notes) console.log(`check: ${check}`)
+    checks.push(...verified.notes)
+
+    if (loads.length === 0) loads.push(os.loadavg()[0])
+    const rows = await measure(plan, url, scenarios, verified)
+    await teardown(plan.engine)
+    printTables(plan, rows)
+    results.push({ plan, version, rows })
   }
   loads.push(os.loadavg()[0])
-  const file = writeResults(rows, postgresVersion, started, checks, loads)
+  const file = writeResults(results, started, checks, loads)
   console.log(`\nwritten to ${path.relative(process.cwd(), file)}`)
   let missing = 0
-  for (const name of targetServers()) {
-    for (const row of rows) {
-      const missed = missedTargets(row, name)
-      if (missed.length === 0) continue
-      missing++
-      console.log(`target missed by ${SERVER_LABELS[name]} on ${row.scenario.label}: ${missed.join(', ')}`)
+  for (const { plan, rows } of results) {
+    for (const name of plan.targetServers) {
+      for (const row of rows) {
+        const missed = missedTargets(row, plan, name)
+        if (missed.length === 0) continue
+        missing++
+        console.log(`target missed by ${SERVER_LABELS[name]} on ${prefixOf(plan)}${row.scenario.label}: ${missed.join(', ')}`)
+      }
     }
   }
-  const costly = SERVER_NAMES.includes('library-scoped') ? rows.filter((row) => scopeRatioOf(row) < SCOPE_TARGET) : []
+  const postgresRows = results.find((result) => result.plan.engine === 'postgres')?.rows ?? []
+  const costly = SERVER_NAMES.includes('library-scoped') ? postgresRows.filter((row) => scopeRatioOf(row) < SCOPE_TARGET) : []
   if (costly.length > 0) console.log(`a scope costs more than 5 % on: ${costly.map((row) => row.scenario.label).join(', ')}`)
   return STRICT && (missing > 0 || costly.length > 0) ? 1 : 0
 }
@@ -851,7 +1098,10 @@ try {
   if (PROFILE_DIR !== undefined) mkdirSync(PROFILE_DIR, { recursive: true })
   exitCode = await main()
 } catch (error) {
-  if (error instanceof DatabaseUnavailableError) {
+  if (error instanceof DatabaseUnavailableError && error.engine === 'mysql') {
+    console.error(`\nnpm run bench with BENCH_ENGINES=…mysql needs MariaDB: ${error.message}.`)
+    console.error('Start a server there, or point BENCH_MYSQL_URL at one (e.g. BENCH_MYSQL_URL=mysql://user:pass@host:3306/).')
+  } else if (error instanceof DatabaseUnavailableError) {
     console.error(`\nnpm run bench needs PostgreSQL: ${error.message}.`)
     console.error('Start a server there, or point DATABASE_URL at one (e.g. DATABASE_URL=postgres://user:pass@host:5432/postgres).')
   } else {

@@ -23,9 +23,11 @@
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import pg from 'pg'
 import { migrateToLatest } from '../examples/app/migrations.js'
-import { createDatabase, databaseUrl, dropDatabase, redact } from './database.js'
+import { createDatabase, databaseUrl, dropDatabase, redact, skipWithoutPostgres } from './database.js'
 import { describePlan, measureGet, numberSetting, startChildServer, type ChildServer as Server, type MeasuredRun as Run } from './harness.js'
 import { STRATEGIES, scaleApp, type StrategyName } from './scale-server.js'
+
+skipWithoutPostgres('the scale scenario (bench/scale.ts)')
 
 const MEDIA_TYPE = 'application/vnd.api+json'
 

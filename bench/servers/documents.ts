@@ -1,5 +1,5 @@
 /**
- * What the two hand-written benchmark servers share: the documents they render (the same members, links,
+ * What the hand-written benchmark servers share: the documents they render (the same members, links,
  * `display_name` and `YYYY-MM-DD` dates as the example application), their query-parameter checks and their error
  * documents. Nothing of fastify-jsonapi is imported.
  */
@@ -23,9 +23,12 @@ export function pad (value: number, length = 2): string {
   return String(value).padStart(length, '0')
 }
 
-/** `pg` reads a `date` as local midnight: print it back in local time. */
-export function formatDate (value: Date | null): string | null {
-  if (value === null) return null
+/**
+ * A `date` as `YYYY-MM-DD`. `pg` reads one as local midnight: print it back in local time. MariaDB (`mysql2` with
+ * `dateStrings: ['DATE']`) and SQLite (text) read it as that text already.
+ */
+export function formatDate (value: Date | string | null): string | null {
+  if (value === null || typeof value === 'string') return value
   return `${pad(value.getFullYear(), 4)}-${pad(value.getMonth() + 1)}-${pad(value.getDate())}`
 }
 

@@ -1,16 +1,18 @@
 /**
- * What both benchmark servers share, so that they differ only in how they answer requests: the same `pg` pool
- * settings, the same Kysely dialect (for the servers that use Kysely), the same listen address, and the same start/stop protocol with `bench/run.ts`.
+ * What both benchmark servers share, so that they differ only in how they answer requests: the same pool settings,
+ * the same Kysely dialect (for the servers that use Kysely), the same listen address, and the same start/stop protocol with `bench/run.ts`.
  *
- * Protocol: the server reads the database URL from `BENCH_DATABASE_URL`, listens on 127.0.0.1 on a free port, and
- * prints one line of JSON to stdout, `{"port":<n>}`. On SIGUSR2 it prints the CPU time the process has used so far,
- * `{"cpu":<µs>}`. On SIGTERM or SIGINT it closes Fastify and the pool and exits 0 (a clean exit, so that
- * `node --cpu-prof` writes its profile).
+ * Protocol: the server reads the database URL from `BENCH_DATABASE_URL` (`postgres://…`, `mysql://…` or
+ * `sqlite:<file>`: the engine is the URL's), listens on 127.0.0.1 on a free port, and prints one line of JSON to
+ * stdout, `{"port":<n>}`. On SIGUSR2 it prints the CPU time the process has used so far, `{"cpu":<µs>}`, and with
+ * `BENCH_COUNT_STATEMENTS=1` (the checks of `run.ts`, never a measured run) the statements its Kysely instance has run
+ * so far too, `{"cpu":<µs>,"statements":<n>}`. On SIGTERM or SIGINT it closes Fastify and the pool and exits 0 (a
+ * clean exit, so that `node --cpu-prof` writes its profile).
  *
  * Nothing of fastify-jsonapi is imported here.
  */
 import type { FastifyInstance } from 'fastify'
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, type KyselyConfig, type LogEvent } from 'kysely'
 import pg from 'pg'
 
 /** The size of each server's connection pool (as many as autocannon's default connections). */
@@ -27,6 +29,52 @@ export const IDLE_TIMEOUT = Number(process.env.BENCH_IDLE_TIMEOUT ?? 60_000)
 /** The `pg.Pool` settings of every server. */
 export const POOL_SETTINGS = { max: POOL_SIZE, idleTimeoutMillis: IDLE_TIMEOUT } as const
 
+/** The engines the benchmark runs on. */
+export type BenchEngine = 'postgres' | 'mysql' | 'sqlite'
+
+/** The engine of a benchmark database URL: `mysql://…`, `sqlite:<file>`, else PostgreSQL. */
+export function engineOfUrl (url: string): BenchEngine {
+  if (url.startsWith('mysql:')) return 'mysql'
+  if (url.startsWith('sqlite:')) return 'sqlite'
+  return 'postgres'
+}
+
+/** The file of a `sqlite:<file>` URL. */
+export function sqliteFileOf (url: string): string {
+  return url.slice('sqlite:'.length)
+}
+
+/**
+ * The `mysql2` pool options of the library's `createMysqlDatabase` that decide how values are read and written
+ * (lib/database/mysql-database.ts): exact 64-bit integers and decimals as strings, `date` as `YYYY-MM-DD`, date-times
+ * in UTC, text in `utf8mb4`. The hand-written server's pool and the benchmark's seeding use them too.
+ */
+export const MYSQL_VALUE_OPTIONS = {
+  supportBigNumbers: true,
+  bigNumberStrings: true,
+  dateStrings: ['DATE'],
+  timezone: 'Z',
+  charset: 'utf8mb4_unicode_ci',
+} as const
+
+/** The `mysql2` pool size and idle timeout of every server on MariaDB (as {@link POOL_SETTINGS} on PostgreSQL). */
+export const MYSQL_POOL_SETTINGS = { connectionLimit: POOL_SIZE, maxIdle: POOL_SIZE, idleTimeout: IDLE_TIMEOUT } as const
+
+/** SQLite's `busy_timeout` of every server, as `createSqliteDatabase`'s default (ms). */
+export const SQLITE_BUSY_TIMEOUT = 5000
+
+let statements = 0
+
+/**
+ * Kysely's `log` option of every server's Kysely instance: with `BENCH_COUNT_STATEMENTS=1` it counts the statements
+ * run (refused ones too), reported on SIGUSR2; otherwise undefined, and Kysely logs nothing.
+ */
+export const statementLog: KyselyConfig['log'] = process.env.BENCH_COUNT_STATEMENTS === '1'
+  ? (event: LogEvent) => {
+      if (event.level === 'query' || event.level === 'error') statements++
+    }
+  : undefined
+
 /** The benchmark database's URL, from `bench/run.ts`. */
 export function benchDatabaseUrl (): string {
   const connectionString = process.env.BENCH_DATABASE_URL
@@ -42,12 +90,31 @@ export function openPool (): pg.Pool {
 }
 
 /**
- * Opens the benchmark database through `pg` and Kysely, the way an application that brings its own pool does (the
- * hand-written Kysely server). The library's servers open it as the example application does on PostgreSQL, through
- * the library's `createPostgresDatabase` (`library-database.ts`).
+ * Opens the benchmark database through Kysely, the way an application that brings its own pool does (the
+ * hand-written Kysely server): Kysely's `PostgresDialect` on a `pg` pool; on MariaDB its `MysqlDialect` on a `mysql2`
+ * pool with `createMysqlDatabase`'s value options ({@link MYSQL_VALUE_OPTIONS}); on SQLite its `SqliteDialect` on
+ * `better-sqlite3`, with the pragmas of `createSqliteDatabase` (foreign keys on, a `busy_timeout`, WAL). The library's
+ * servers open it as the example application does, through the library's `createPostgresDatabase`,
+ * `createMysqlDatabase` or `createSqliteDatabase` (`library-database.ts`).
  */
-export function openDatabase (): Kysely<any> {
-  return new Kysely<any>({ dialect: new PostgresDialect({ pool: openPool() }) })
+export async function openDatabase (): Promise<Kysely<any>> {
+  const url = benchDatabaseUrl()
+  const engine = engineOfUrl(url)
+  if (engine === 'mysql') {
+    // Imported here, so that a server on PostgreSQL loads neither mysql2 nor better-sqlite3.
+    const { createPool } = await import('mysql2')
+    const pool = createPool({ uri: url, ...MYSQL_VALUE_OPTIONS, dateStrings: [...MYSQL_VALUE_OPTIONS.dateStrings], ...MYSQL_POOL_SETTINGS })
+    return new Kysely<any>({ dialect: new MysqlDialect({ pool }), log: statementLog })
+  }
+  if (engine === 'sqlite') {
+    const Database = (await import('better-sqlite3') as unknown as { default: typeof import('better-sqlite3') }).default
+    const database = new Database(sqliteFileOf(url))
+    database.pragma('foreign_keys = ON')
+    database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT}`)
+    database.pragma('journal_mode = WAL')
+    return new Kysely<any>({ dialect: new SqliteDialect({ database }), log: statementLog })
+  }
+  return new Kysely<any>({ dialect: new PostgresDialect({ pool: openPool() }), log: statementLog })
 }
 
 /**
@@ -72,7 +139,8 @@ export async function serve (app: FastifyInstance, close: () => Promise<unknown>
   process.once('SIGINT', () => { void stop() })
   process.on('SIGUSR2', () => {
     const { user, system } = process.cpuUsage()
-    process.stdout.write(`${JSON.stringify({ cpu: user + system })}\n`)
+    const report = statementLog === undefined ? { cpu: user + system } : { cpu: user + system, statements }
+    process.stdout.write(`${JSON.stringify(report)}\n`)
   })
 
   await app.listen({ host: '127.0.0.1', port: 0 })
