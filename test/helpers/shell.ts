@@ -1,10 +1,20 @@
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
 
+/**
+ * Where native addons (better-sqlite3) find the headers of the Node.js that runs the test: its own installation's,
+ * when it has them. A machine's npm configuration may name another's (`nodedir`), and an addon built against another
+ * Node.js fails to load ("compiled against a different Node.js version") when CI runs the package test on Node.js 22.
+ */
+const installation = dirname(dirname(process.execPath))
+const ownHeaders = existsSync(join(installation, 'include', 'node', 'node.h')) ? { npm_config_nodedir: installation } : {}
+
 // Children run as a user's would: without tap's loaders (NODE_OPTIONS) and settings.
-const cleanEnvironment = Object.fromEntries(Object.entries({ ...process.env, npm_config_loglevel: 'error' })
+const cleanEnvironment = Object.fromEntries(Object.entries({ ...process.env, npm_config_loglevel: 'error', ...ownHeaders })
   .filter(([name]) => name !== 'NODE_OPTIONS' && !name.startsWith('TAP') && !name.startsWith('_TAP')))
 
 export interface ShellResult { readonly code: number, readonly output: string }
