@@ -194,9 +194,10 @@ export class KyselyRepository implements Repository {
 
   /**
    * Reads from the catalog which relationships stored in a row the database's foreign key constraints enforce (one
-   * statement; and, on the engines that need them, the ranges of the integer columns), adding them to those read before: the plugin runs it at `ready` for each registration that uses this
-   * repository. Until it has run, and when it fails, every create that links to existing rows checks them in its own
-   * statement.
+   * statement; and, on the engines that need them, the ranges of the integer columns: one more), adding them to those
+   * read before: the plugin runs it at `ready` for each registration that uses this repository. Until it has run, and
+   * when it fails, every create that links to existing rows checks them in its own statement (and no filter value is
+   * refused before its statement).
    *
    * @internal
    */
