@@ -64,6 +64,7 @@ export type { OpenApiDocumentOptions, SwaggerPluginOptions } from './openapi/swa
 export { createPostgresDatabase, withCallbackQueries } from './database/postgres-database.js'
 export { JsonApiPostgresDialect } from './database/postgres-driver.js'
 export { createSqliteDatabase } from './database/sqlite-database.js'
+export { JsonApiSqliteDialect } from './database/sqlite-driver.js'
 export { createMysqlDatabase } from './database/mysql-database.js'
 export type { SqliteDatabase, SqliteDatabaseOptions } from './database/sqlite-database.js'
 export type { MysqlDatabase, MysqlDatabaseOptions } from './database/mysql-database.js'

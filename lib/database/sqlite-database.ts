@@ -1,4 +1,5 @@
-import { Kysely, SqliteDialect, type KyselyConfig, type SqliteDatabase as KyselySqliteDatabase } from 'kysely'
+import { Kysely, type KyselyConfig, type SqliteDatabase as KyselySqliteDatabase } from 'kysely'
+import { JsonApiSqliteDialect } from './sqlite-driver.js'
 
 /** Options of {@link createSqliteDatabase}. */
 export interface SqliteDatabaseOptions {
@@ -24,7 +25,8 @@ export interface SqliteDatabase<DB> {
  * better-sqlite3@12`), set up as the library needs it: foreign keys enforced (`PRAGMA foreign_keys = ON`: SQLite's
  * default is off, and a relationship could then point at a row that is gone), a file database in WAL mode (readers
  * do not wait for the writer), and a `busy_timeout`. SQLite runs one statement at a time on its one connection:
- * Kysely queues the others, and a transaction holds the database until it ends.
+ * Kysely queues the others, and a transaction holds the database until it ends. The instance runs on
+ * {@link JsonApiSqliteDialect}: each statement text is prepared once and kept.
  *
  * @example
  * ```ts
@@ -51,7 +53,7 @@ export async function createSqliteDatabase<DB = any> (options: SqliteDatabaseOpt
     database.close()
     throw error
   }
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }), log: options.log })
+  const db = new Kysely<DB>({ dialect: new JsonApiSqliteDialect({ database }), log: options.log })
   let closed: Promise<void> | undefined
   return {
     db,

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
-import { Kysely, SqliteDialect, sql, type LogEvent, type SqliteDatabase } from 'kysely'
+import { Kysely, sql, type LogEvent, type SqliteDatabase } from 'kysely'
 import pg from 'pg'
 import mysql2 from 'mysql2'
 import { openFreshDatabase, openPreparedDatabase } from '../../examples/shared/prepared-database.js'
 import { appSchema } from '../../examples/shared/example-schemas.js'
-import { createMysqlDatabase, createPostgresDatabase } from '../../lib/index.js'
+import { JsonApiSqliteDialect, createMysqlDatabase, createPostgresDatabase } from '../../lib/index.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 
 /** Counts the SQL statements Kysely runs (those the database refused too), to assert that reads issue a fixed number of queries. */
@@ -87,7 +87,7 @@ export async function openTestDatabase (migrate: Migrate = migrateToLatest): Pro
   const counter = new StatementCounter()
   const url = process.env.DATABASE_URL
   if (url?.startsWith('sqlite:') === true) {
-    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqliteArraysAsJson() }), log: counter.log })
+    const db = new Kysely<any>({ dialect: new JsonApiSqliteDialect({ database: sqliteArraysAsJson() }), log: counter.log })
     await migrate(db)
     return { db, counter, close: () => db.destroy() }
   }
