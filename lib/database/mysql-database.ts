@@ -1,4 +1,5 @@
-import { Kysely, MysqlAdapter, MysqlDialect, type DialectAdapter, type KyselyConfig, type MysqlPool, type MysqlPoolConnection } from 'kysely'
+import { Kysely, type KyselyConfig, type MysqlPool, type MysqlPoolConnection } from 'kysely'
+import { JsonApiMysqlDialect } from './mysql-driver.js'
 
 /** Options of {@link createMysqlDatabase}. */
 export interface MysqlDatabaseOptions {
@@ -47,44 +48,53 @@ function warn (error: Error): void {
   process.emitWarning(`fastify-jsonapi: a MariaDB/MySQL connection failed and was dropped: ${error.message}`, { code: 'FJA_DATABASE_CONNECTION' })
 }
 
+/** A request for a connection, answered once: by the pool, or by the timeout. */
+interface Wait {
+  readonly since: number
+  readonly callback: (error: NodeJS.ErrnoException | null, connection: MysqlPoolConnection) => void
+}
+
 /**
  * A pool whose `getConnection` gives up after `timeout` ms with an error the repository reads as "unavailable"
- * (`mysql2` waits for a free connection for ever). A connection that arrives after that goes back to the pool.
+ * (`mysql2` waits for a free connection for ever). A connection that arrives after that goes back to the pool. The
+ * requests that wait are kept in the order they came, and one timer, armed for the oldest, answers those whose time
+ * is up: no timer per request.
  */
 function timedPool (pool: MysqlPool, timeout: number): MysqlPool {
+  const waits = new Set<Wait>()
+  let timer: NodeJS.Timeout | undefined
+  const expire = (): void => {
+    timer = undefined
+    const now = performance.now()
+    for (const wait of waits) {
+      const left = wait.since + timeout - now
+      if (left > 0) {
+        timer = setTimeout(expire, Math.ceil(left))
+        break
+      }
+      waits.delete(wait)
+      const error = Object.assign(new Error(`fastify-jsonapi: no MariaDB/MySQL connection within ${timeout} ms`), { code: 'FJA_CONNECTION_TIMEOUT' })
+      wait.callback(error, undefined as unknown as MysqlPoolConnection)
+    }
+  }
   return {
     getConnection (callback) {
-      let answered = false
-      const timer = setTimeout(() => {
-        answered = true
-        const error = Object.assign(new Error(`fastify-jsonapi: no MariaDB/MySQL connection within ${timeout} ms`), { code: 'FJA_CONNECTION_TIMEOUT' })
-        callback(error as unknown as NodeJS.ErrnoException, undefined as unknown as MysqlPoolConnection)
-      }, timeout)
+      const wait: Wait = { since: performance.now(), callback }
+      waits.add(wait)
+      timer ??= setTimeout(expire, timeout)
       pool.getConnection((error, connection) => {
-        if (answered) {
+        if (!waits.delete(wait)) {
           if (error === null || error === undefined) connection.release()
           return
         }
-        answered = true
-        clearTimeout(timer)
         callback(error, connection)
       })
     },
-    end: (callback) => pool.end(callback),
-  }
-}
-
-/** Kysely's MySQL adapter, saying that the engine has RETURNING (MariaDB's `INSERT`/`DELETE … RETURNING`). */
-class ReturningMysqlAdapter extends MysqlAdapter {
-  override get supportsReturning (): boolean {
-    return true
-  }
-}
-
-/** Kysely's MySQL dialect with {@link ReturningMysqlAdapter}: a builder's `returning(…).execute()` gives the rows. */
-class ReturningMysqlDialect extends MysqlDialect {
-  override createAdapter (): DialectAdapter {
-    return new ReturningMysqlAdapter()
+    end: (callback) => {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      pool.end(callback)
+    },
   }
 }
 
@@ -98,7 +108,7 @@ class ReturningMysqlDialect extends MysqlDialect {
  * - an `UPDATE` counts the rows it matched, not only those it changed (`mysql2`'s default `FOUND_ROWS` flag, which
  *   the repository relies on: keep it in a pool of your own);
  * - Kysely's `insertInto(…).returning(…).execute()` gives the rows MariaDB returns (Kysely's own MySQL dialect
- *   drops them: MySQL has no RETURNING);
+ *   drops them: MySQL has no RETURNING): the instance runs on {@link JsonApiMysqlDialect};
  * - a connection that fails while idle never crashes the process (`onConnectionError`), a request waits at most
  *   `connectionTimeout` ms for a connection, and statements stop after `statementTimeout` ms.
  *
@@ -140,7 +150,7 @@ export async function createMysqlDatabase<DB = any> (options: MysqlDatabaseOptio
       })
     }
   })
-  const db = new Kysely<DB>({ dialect: new ReturningMysqlDialect({ pool: timedPool(pool, connectionTimeout) }), log: options.log })
+  const db = new Kysely<DB>({ dialect: new JsonApiMysqlDialect({ pool: timedPool(pool, connectionTimeout) }), log: options.log })
   let closed: Promise<void> | undefined
   return {
     db,
