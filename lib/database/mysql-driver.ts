@@ -3,7 +3,8 @@ import {
   type DatabaseConnection, type DialectAdapter, type Driver, type MysqlDialectConfig, type MysqlPool,
   type QueryResult, type TransactionSettings,
 } from 'kysely'
-import { SINGLE_STATEMENTS, type SingleStatements } from './statement-runner.js'
+import { offeringSingleStatements } from './statement-runner.js'
+import { PooledDriver, type Borrowed, type PooledConnection } from './pooled-driver.js'
 
 /**
  * Kysely's MySQL dialect on a `mysql2` pool, with the library's driver and an adapter that says the engine has
@@ -39,19 +40,12 @@ export class JsonApiMysqlDialect extends MysqlDialect {
   }
 
   override createAdapter (): DialectAdapter {
-    return new JsonApiMysqlAdapter(this.#driver)
+    return offeringSingleStatements(new ReturningMysqlAdapter(), this.#driver)
   }
 }
 
-/** Kysely's MySQL adapter, saying the engine has RETURNING, and offering its driver's single statements. */
-class JsonApiMysqlAdapter extends MysqlAdapter {
-  readonly [SINGLE_STATEMENTS]: SingleStatements | undefined
-
-  constructor (driver: JsonApiMysqlDriver | undefined) {
-    super()
-    this[SINGLE_STATEMENTS] = driver
-  }
-
+/** Kysely's MySQL adapter, saying the engine has RETURNING. */
+class ReturningMysqlAdapter extends MysqlAdapter {
   override get supportsReturning (): boolean {
     return true
   }
@@ -64,118 +58,35 @@ interface RawConnection {
   release (): void
 }
 
-/** The pool's callback form of `getConnection`, with the connection as the driver uses it. */
-type GetConnection = (callback: (error: unknown, connection: RawConnection | undefined) => void) => void
-
 /** The driver of {@link JsonApiMysqlDialect}: Kysely's `Driver` contract on a `mysql2` pool. */
-class JsonApiMysqlDriver implements Driver, SingleStatements {
-  readonly #config: MysqlDialectConfig
-  readonly #connections = new WeakMap<RawConnection, JsonApiMysqlConnection>()
-  #pool: MysqlPool | undefined
-  #destroyed = false
-  readonly available: boolean
-
+class JsonApiMysqlDriver extends PooledDriver<RawConnection, MysqlPool, JsonApiMysqlConnection> {
   constructor (config: MysqlDialectConfig) {
-    this.#config = Object.freeze({ ...config })
-    this.available = config.onCreateConnection === undefined && config.onReserveConnection === undefined
+    super(config.pool, config, { quote: '`', release: 'release savepoint' })
   }
 
-  async init (): Promise<void> {
-    const pool = this.#config.pool
-    this.#pool = typeof pool === 'function' ? await pool() : pool
+  protected borrow (pool: MysqlPool, borrowed: Borrowed<RawConnection>): void {
+    (pool.getConnection as unknown as (callback: Borrowed<RawConnection>) => void)(borrowed)
   }
 
-  /**
-   * One statement outside a transaction, with callbacks: a connection borrowed, the statement sent, the connection
-   * given back whatever happened (a connection that broke is dropped by the pool itself). A connection Kysely has
-   * not met yet, and any statement before Kysely has initialised the driver, goes through `viaKysely` instead, so
-   * that Kysely sets the connection up as it does for its own (its `log` option wraps the connection's
-   * `executeQuery`, which a logged connection then runs here too: the same log events).
-   */
-  run (query: CompiledQuery, mapError: (error: unknown) => unknown, viaKysely: (query: CompiledQuery) => Promise<unknown[]>): Promise<unknown[]> {
-    const pool = this.#pool
-    if (pool === undefined) {
-      if (this.#destroyed) return Promise.reject(mapError(new Error('driver has already been destroyed')))
-      return viaKysely(query).catch((error: unknown) => { throw mapError(error) })
-    }
-    return new Promise((resolve, reject) => {
-      try {
-        (pool.getConnection as unknown as GetConnection)((error, raw) => {
-          if (error !== undefined && error !== null) {
-            reject(mapError(error))
-            return
-          }
-          if (raw === undefined) {
-            reject(mapError(new Error('the pool gave no connection')))
-            return
-          }
-          const connection = this.#connections.get(raw)
-          if (connection === undefined) {
-            raw.release()
-            viaKysely(query).then(resolve, (failure: unknown) => { reject(mapError(failure)) })
-          } else if (Object.hasOwn(connection, 'executeQuery')) {
-            // Kysely's log wraps a connection's own `executeQuery` when it first meets it.
-            connection.executeQuery(query).then((result) => {
-              raw.release()
-              resolve(result.rows)
-            }, (failure: unknown) => {
-              raw.release()
-              reject(mapError(failure))
-            })
-          } else {
-            raw.query(query.sql, query.parameters, (failure, result) => {
-              raw.release()
-              if (failure !== undefined && failure !== null) reject(mapError(failure))
-              else resolve(Array.isArray(result) ? result : [])
-            })
-          }
-        })
-      } catch (thrown) {
-        reject(mapError(thrown))
-      }
+  protected giveBack (client: RawConnection): void {
+    // Whatever happened: a connection that broke is dropped by the pool itself.
+    client.release()
+  }
+
+  protected send (client: RawConnection, query: CompiledQuery, answer: (error: unknown, rows: unknown[] | undefined) => void): void {
+    client.query(query.sql, query.parameters, (error, result) => {
+      answer(error, Array.isArray(result) ? result : [])
     })
   }
 
-  acquireConnection (): Promise<DatabaseConnection> {
-    const pool = this.#pool
-    if (pool === undefined) return Promise.reject(new Error('driver has already been destroyed'))
-    return new Promise((resolve, reject) => {
-      (pool.getConnection as unknown as GetConnection)((error, raw) => {
-        if (error !== undefined && error !== null) {
-          reject(error)
-        } else if (raw === undefined) {
-          reject(new Error('the pool gave no connection'))
-        } else if (this.#pool === undefined) {
-          // Destroyed while the connection was on its way.
-          raw.release()
-          reject(new Error('driver has already been destroyed'))
-        } else {
-          const known = this.#connections.get(raw)
-          const connection = known ?? new JsonApiMysqlConnection(raw)
-          if (known === undefined) this.#connections.set(raw, connection)
-          const { onCreateConnection, onReserveConnection } = this.#config
-          if ((known !== undefined || onCreateConnection === undefined) && onReserveConnection === undefined) resolve(connection)
-          else resolve(this.#hooks(connection, known === undefined))
-        }
-      })
-    })
+  protected connect (client: RawConnection): JsonApiMysqlConnection {
+    return new JsonApiMysqlConnection(client)
   }
 
-  /**
-   * The dialect's hooks: `mysql2` has no asynchronous one for a new connection, so `onCreateConnection` runs when a
-   * connection is first seen. A hook that fails gives the connection back to the pool (Kysely never receives it, so
-   * never releases it), and a connection whose `onCreateConnection` failed is met as a new one the next time.
-   */
-  async #hooks (connection: JsonApiMysqlConnection, created: boolean): Promise<DatabaseConnection> {
-    try {
-      if (created && this.#config.onCreateConnection !== undefined) await this.#config.onCreateConnection(connection)
-      if (this.#config.onReserveConnection !== undefined) await this.#config.onReserveConnection(connection)
-    } catch (error) {
-      if (created) this.#connections.delete(connection.raw)
-      connection.release()
-      throw error
-    }
-    return connection
+  protected end (pool: MysqlPool): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      pool.end((error) => { if (error !== undefined && error !== null) reject(error); else resolve() })
+    })
   }
 
   async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -187,45 +98,6 @@ class JsonApiMysqlDriver implements Driver, SingleStatements {
     if (characteristics.length > 0) await connection.executeQuery(CompiledQuery.raw(`set transaction ${characteristics.join(', ')}`))
     await connection.executeQuery(CompiledQuery.raw('begin'))
   }
-
-  async commitTransaction (connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'))
-  }
-
-  async rollbackTransaction (connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'))
-  }
-
-  async savepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('savepoint', name))
-  }
-
-  async rollbackToSavepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('rollback to', name))
-  }
-
-  async releaseSavepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('release savepoint', name))
-  }
-
-  async releaseConnection (connection: DatabaseConnection): Promise<void> {
-    (connection as JsonApiMysqlConnection).release()
-  }
-
-  async destroy (): Promise<void> {
-    const pool = this.#pool
-    this.#destroyed = true
-    if (pool === undefined) return
-    this.#pool = undefined
-    await new Promise<void>((resolve, reject) => {
-      pool.end((error) => { if (error !== undefined && error !== null) reject(error); else resolve() })
-    })
-  }
-}
-
-/** `savepoint <name>` and the others: the name quoted as MySQL quotes an identifier. */
-function savepointQuery (command: 'savepoint' | 'rollback to' | 'release savepoint', name: string): CompiledQuery {
-  return CompiledQuery.raw(`${command} \`${name.replace(/`/g, '``')}\``)
 }
 
 /** What `mysql2` answers for a statement that returns no rows. */
@@ -249,16 +121,16 @@ function resultOf<R> (result: unknown): QueryResult<R> {
 }
 
 /** One `mysql2` pool connection as a Kysely `DatabaseConnection`. */
-class JsonApiMysqlConnection implements DatabaseConnection {
-  readonly raw: RawConnection
+class JsonApiMysqlConnection implements PooledConnection<RawConnection> {
+  readonly client: RawConnection
 
-  constructor (raw: RawConnection) {
-    this.raw = raw
+  constructor (client: RawConnection) {
+    this.client = client
   }
 
   executeQuery<R> (query: CompiledQuery): Promise<QueryResult<R>> {
     return new Promise((resolve, reject) => {
-      this.raw.query(query.sql, query.parameters, (error, result) => {
+      this.client.query(query.sql, query.parameters, (error, result) => {
         if (error !== undefined && error !== null) reject(error)
         else resolve(resultOf<R>(result))
       })
@@ -268,7 +140,7 @@ class JsonApiMysqlConnection implements DatabaseConnection {
   /** The rows of a statement, `chunkSize` at a time, as `mysql2` streams them. */
   async * streamQuery<R> (query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
     if (!Number.isInteger(chunkSize) || chunkSize <= 0) throw new Error('chunkSize must be a positive integer')
-    const stream = this.raw.query(query.sql, query.parameters).stream({ objectMode: true })
+    const stream = this.client.query(query.sql, query.parameters).stream({ objectMode: true })
     let rows: R[] = []
     try {
       for await (const row of stream) {
@@ -287,6 +159,6 @@ class JsonApiMysqlConnection implements DatabaseConnection {
   }
 
   release (): void {
-    this.raw.release()
+    this.client.release()
   }
 }

@@ -5,7 +5,8 @@ import {
 } from 'kysely'
 import type { PoolClient } from 'pg'
 import { prepareValueOrWarn, statementSender, type StatementSender } from './rows-query.js'
-import { SINGLE_STATEMENTS, type SingleStatements } from './statement-runner.js'
+import { offeringSingleStatements } from './statement-runner.js'
+import { PooledDriver, type Borrowed } from './pooled-driver.js'
 
 /**
  * Kysely's PostgreSQL dialect on a `pg` pool (or PGlite's `node-postgres` pool), with the library's driver: every
@@ -45,148 +46,43 @@ export class JsonApiPostgresDialect extends PostgresDialect {
   }
 
   override createAdapter (): DialectAdapter {
-    return new JsonApiPostgresAdapter(this.#driver)
-  }
-}
-
-/** Kysely's PostgreSQL adapter, offering its driver's single statements to the repository. */
-class JsonApiPostgresAdapter extends PostgresAdapter {
-  readonly [SINGLE_STATEMENTS]: SingleStatements | undefined
-
-  constructor (driver: JsonApiPostgresDriver | undefined) {
-    super()
-    this[SINGLE_STATEMENTS] = driver
+    return offeringSingleStatements(new PostgresAdapter(), this.#driver)
   }
 }
 
 /** A `pg` client as the driver uses it: pg's own, or a stand-in (PGlite's) with the same `query` and `release`. */
 type Client = PoolClient
 
-/** What `releaseConnection` answers: giving a client back to the pool is synchronous. */
-const RELEASED: Promise<void> = Promise.resolve()
-
 /** The driver of {@link JsonApiPostgresDialect}: Kysely's `Driver` contract on a `pg` pool. */
-class JsonApiPostgresDriver implements Driver, SingleStatements {
-  readonly #config: PostgresDialectConfig
-  readonly #connections = new WeakMap<Client, JsonApiPostgresConnection>()
+class JsonApiPostgresDriver extends PooledDriver<Client, PostgresPool, JsonApiPostgresConnection> {
+  readonly #cursor: PostgresCursorConstructor | null
   readonly #send: StatementSender = statementSender(prepareValueOrWarn())
-  #pool: PostgresPool | undefined
-  #destroyed = false
-  readonly available: boolean
 
   constructor (config: PostgresDialectConfig) {
-    this.#config = Object.freeze({ ...config })
-    this.available = config.onCreateConnection === undefined && config.onReserveConnection === undefined
+    super(config.pool, config, { quote: '"', release: 'release' })
+    this.#cursor = config.cursor ?? null
   }
 
-  async init (): Promise<void> {
-    const pool = this.#config.pool
-    this.#pool = typeof pool === 'function' ? await pool() : pool
+  protected borrow (pool: PostgresPool, borrowed: Borrowed<Client>): void {
+    // pg-pool's callback form of `connect` (its promise form wraps it in one more promise).
+    (pool.connect as unknown as (callback: Borrowed<Client>) => void)(borrowed)
   }
 
-  /**
-   * One statement outside a transaction, with callbacks: a connection borrowed, the statement sent, the connection
-   * given back (`release()` without the error, as `releaseConnection` does: a statement that failed, a unique
-   * violation say, leaves its connection usable; one that broke is dropped by the pool itself). The first statement
-   * on a connection Kysely has not met yet, and any statement before Kysely has initialised the driver, goes through
-   * `viaKysely` instead, so that Kysely sets the connection up as it does for its own (its `log` option wraps the
-   * connection's `executeQuery`, which a logged connection then runs here too: the same log events).
-   */
-  run (query: CompiledQuery, mapError: (error: unknown) => unknown, viaKysely: (query: CompiledQuery) => Promise<unknown[]>): Promise<unknown[]> {
-    const pool = this.#pool
-    if (pool === undefined) {
-      if (this.#destroyed) return Promise.reject(mapError(new Error('driver has already been destroyed')))
-      return viaKysely(query).catch((error: unknown) => { throw mapError(error) })
-    }
-    return new Promise((resolve, reject) => {
-      try {
-        (pool.connect as unknown as (callback: (error: Error | undefined, client: Client | undefined) => void) => void)((error, client) => {
-          if (error !== undefined && error !== null) {
-            reject(mapError(error))
-            return
-          }
-          if (client === undefined) {
-            reject(mapError(new Error('the pool gave no connection')))
-            return
-          }
-          const connection = this.#connections.get(client)
-          if (connection === undefined) {
-            client.release()
-            viaKysely(query).then(resolve, (failure: unknown) => { reject(mapError(failure)) })
-          } else if (Object.hasOwn(connection, 'executeQuery')) {
-            // Kysely's log wraps a connection's own `executeQuery` when it first meets it.
-            connection.executeQuery(query).then((result) => {
-              client.release()
-              resolve(result.rows)
-            }, (failure: unknown) => {
-              client.release()
-              reject(mapError(failure))
-            })
-          } else {
-            // The sender answers once, so the connection is given back once.
-            this.#send(client, query, (failure, rows) => {
-              client.release()
-              if (failure) reject(mapError(failure))
-              else resolve(rows ?? [])
-            })
-          }
-        })
-      } catch (thrown) {
-        // pg-pool answers through the callback; anything it throws is a failure of this statement too.
-        reject(mapError(thrown))
-      }
-    })
+  protected giveBack (client: Client): void {
+    // `release()` without the error, as Kysely's own driver does: a client that broke is dropped by pg-pool itself.
+    client.release()
   }
 
-  /**
-   * A connection of the pool, borrowed with pg-pool's callback form of `connect` (its promise form wraps it in one
-   * more promise): one promise per checkout, two more only when the dialect has connection hooks.
-   */
-  acquireConnection (): Promise<DatabaseConnection> {
-    const pool = this.#pool
-    if (pool === undefined) return Promise.reject(new Error('driver has already been destroyed'))
-    return new Promise((resolve, reject) => {
-      (pool.connect as unknown as (callback: (error: Error | undefined, client: Client | undefined) => void) => void)((error, client) => {
-        if (error !== undefined && error !== null) {
-          reject(error)
-        } else if (client === undefined) {
-          reject(new Error('the pool gave no connection'))
-        } else if (this.#pool === undefined) {
-          // Destroyed while the connection was on its way.
-          client.release()
-          reject(new Error('driver has already been destroyed'))
-        } else {
-          const known = this.#connections.get(client)
-          const connection = known ?? this.#connect(client)
-          const { onCreateConnection, onReserveConnection } = this.#config
-          if ((known !== undefined || onCreateConnection === undefined) && onReserveConnection === undefined) resolve(connection)
-          else resolve(this.#hooks(connection, known === undefined))
-        }
-      })
-    })
+  protected send (client: Client, query: CompiledQuery, answer: (error: unknown, rows: unknown[] | undefined) => void): void {
+    this.#send(client, query, answer)
   }
 
-  #connect (client: Client): JsonApiPostgresConnection {
-    const connection = new JsonApiPostgresConnection(client, this.#config.cursor ?? null, this.#send)
-    this.#connections.set(client, connection)
-    return connection
+  protected connect (client: Client): JsonApiPostgresConnection {
+    return new JsonApiPostgresConnection(client, this.#cursor, this.#send)
   }
 
-  /**
-   * The dialect's hooks: pg has none for a new connection, so `onCreateConnection` runs when a client is first seen.
-   * A hook that fails gives the client back to the pool (Kysely never receives the connection, so never releases it),
-   * and a client whose `onCreateConnection` failed is met as a new one the next time.
-   */
-  async #hooks (connection: JsonApiPostgresConnection, created: boolean): Promise<DatabaseConnection> {
-    try {
-      if (created && this.#config.onCreateConnection !== undefined) await this.#config.onCreateConnection(connection)
-      if (this.#config.onReserveConnection !== undefined) await this.#config.onReserveConnection(connection)
-    } catch (error) {
-      if (created) this.#connections.delete(connection.client)
-      connection.release()
-      throw error
-    }
-    return connection
+  protected async end (pool: PostgresPool): Promise<void> {
+    await pool.end()
   }
 
   async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -196,44 +92,6 @@ class JsonApiPostgresDriver implements Driver, SingleStatements {
     ]
     await connection.executeQuery(CompiledQuery.raw(characteristics.length === 0 ? 'begin' : `start transaction ${characteristics.join(' ')}`))
   }
-
-  async commitTransaction (connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'))
-  }
-
-  async rollbackTransaction (connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'))
-  }
-
-  async savepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('savepoint', name))
-  }
-
-  async rollbackToSavepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('rollback to', name))
-  }
-
-  async releaseSavepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('release', name))
-  }
-
-  releaseConnection (connection: DatabaseConnection): Promise<void> {
-    (connection as JsonApiPostgresConnection).release()
-    return RELEASED
-  }
-
-  async destroy (): Promise<void> {
-    const pool = this.#pool
-    this.#destroyed = true
-    if (pool === undefined) return
-    this.#pool = undefined
-    await pool.end()
-  }
-}
-
-/** `savepoint <name>`, `rollback to <name>`, `release <name>`: the name quoted as PostgreSQL quotes an identifier. */
-function savepointQuery (command: 'savepoint' | 'rollback to' | 'release', name: string): CompiledQuery {
-  return CompiledQuery.raw(`${command} "${name.replace(/"/g, '""')}"`)
 }
 
 /** The commands whose tag counts the rows they changed (`UPDATE 3`, `INSERT 0 3`): `numAffectedRows`. */

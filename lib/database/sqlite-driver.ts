@@ -3,7 +3,8 @@ import {
   type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult, type SqliteDatabase,
   type SqliteDialectConfig, type SqliteStatement,
 } from 'kysely'
-import { SINGLE_STATEMENTS, type SingleStatements } from './statement-runner.js'
+import { offeringSingleStatements, type SingleStatements } from './statement-runner.js'
+import { TransactionStatements } from './transaction-statements.js'
 
 /**
  * Kysely's SQLite dialect on a `better-sqlite3` database, with the library's driver: every statement Kysely runs —
@@ -43,17 +44,7 @@ export class JsonApiSqliteDialect extends SqliteDialect {
   }
 
   override createAdapter (): DialectAdapter {
-    return new JsonApiSqliteAdapter(this.#driver)
-  }
-}
-
-/** Kysely's SQLite adapter, offering its driver's single statements to the repository. */
-class JsonApiSqliteAdapter extends SqliteAdapter {
-  readonly [SINGLE_STATEMENTS]: SingleStatements | undefined
-
-  constructor (driver: JsonApiSqliteDriver | undefined) {
-    super()
-    this[SINGLE_STATEMENTS] = driver
+    return offeringSingleStatements(new SqliteAdapter(), this.#driver)
   }
 }
 
@@ -112,7 +103,7 @@ class PreparedStatements {
 }
 
 /** The driver of {@link JsonApiSqliteDialect}: Kysely's `Driver` contract on one `better-sqlite3` database. */
-class JsonApiSqliteDriver implements Driver, SingleStatements {
+class JsonApiSqliteDriver extends TransactionStatements implements Driver, SingleStatements {
   readonly #config: SqliteDialectConfig
   readonly #turn = new Turn()
   #database: SqliteDatabase | undefined
@@ -122,6 +113,7 @@ class JsonApiSqliteDriver implements Driver, SingleStatements {
   readonly available = true
 
   constructor (config: SqliteDialectConfig) {
+    super({ quote: '"', release: 'release' })
     this.#config = Object.freeze({ ...config })
   }
 
@@ -168,26 +160,6 @@ class JsonApiSqliteDriver implements Driver, SingleStatements {
     await connection.executeQuery(CompiledQuery.raw('begin'))
   }
 
-  async commitTransaction (connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'))
-  }
-
-  async rollbackTransaction (connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'))
-  }
-
-  async savepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('savepoint', name))
-  }
-
-  async rollbackToSavepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('rollback to', name))
-  }
-
-  async releaseSavepoint (connection: DatabaseConnection, name: string): Promise<void> {
-    await connection.executeQuery(savepointQuery('release', name))
-  }
-
   async releaseConnection (): Promise<void> {
     this.#turn.give()
   }
@@ -198,11 +170,6 @@ class JsonApiSqliteDriver implements Driver, SingleStatements {
     this.#connection = undefined
     database?.close()
   }
-}
-
-/** `savepoint <name>`, `rollback to <name>`, `release <name>`: the name quoted as SQLite quotes an identifier. */
-function savepointQuery (command: 'savepoint' | 'rollback to' | 'release', name: string): CompiledQuery {
-  return CompiledQuery.raw(`${command} "${name.replace(/"/g, '""')}"`)
 }
 
 /** The one `better-sqlite3` database as a Kysely `DatabaseConnection`. */

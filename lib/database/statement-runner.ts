@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely } from 'kysely'
+import type { CompiledQuery, DialectAdapter, Kysely } from 'kysely'
 
 /**
  * Runs one statement on its own (outside any transaction) and answers its rows. A failure rejects with `mapError` of
@@ -19,6 +19,15 @@ export interface SingleStatements {
   /** Whether statements may skip Kysely's executor (not when the dialect has connection hooks to run). */
   readonly available: boolean
   run (query: CompiledQuery, mapError: (error: unknown) => unknown, viaKysely: (query: CompiledQuery) => Promise<unknown[]>): Promise<unknown[]>
+}
+
+/**
+ * `adapter` (a Kysely adapter made by the library's dialect), offering the repository the single statements of
+ * `driver` under {@link SINGLE_STATEMENTS}; nothing when the dialect made no driver of the library's.
+ */
+export function offeringSingleStatements<A extends DialectAdapter> (adapter: A, driver: SingleStatements | undefined): A {
+  Object.defineProperty(adapter, SINGLE_STATEMENTS, { value: driver, enumerable: false })
+  return adapter
 }
 
 /**

@@ -67,6 +67,47 @@ export function mysqlDatabaseName (url: string, what: string): string {
   return `${base}_${what}_${randomBytes(5).toString('hex')}`.slice(0, 64)
 }
 
+/** A fresh database on a MariaDB server, from {@link freshMysqlDatabase}. */
+export interface FreshMysqlDatabase {
+  /** Its name, and the address of the server with that database. */
+  readonly name: string
+  readonly url: string
+  /** Drops the database (whatever a test left in it) and closes the admin connection; once, however often called. */
+  readonly drop: () => Promise<void>
+}
+
+/**
+ * Creates a database of its own (named by {@link mysqlDatabaseName}, in utf8mb4 compared by code point as the example
+ * app's tables) on the MariaDB server of `url`, through an admin connection that waits at most 2 s for the server;
+ * or answers why not, when no server answers there.
+ */
+export async function freshMysqlDatabase (url: string, what: string): Promise<FreshMysqlDatabase | string> {
+  const server = new URL(url)
+  server.pathname = '/'
+  const admin = await createMysqlDatabase<any>({ uri: server.toString(), connectionTimeout: 2000, pool: { connectionLimit: 1 } })
+  const name = mysqlDatabaseName(url, what)
+  try {
+    await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
+  } catch (error) {
+    await admin.close()
+    return `no MariaDB/MySQL server at ${server.host} (${(error as Error).message})`
+  }
+  const own = new URL(url)
+  own.pathname = `/${name}`
+  let dropped: Promise<void> | undefined
+  return {
+    name,
+    url: own.toString(),
+    drop: () => (dropped ??= (async () => {
+      try {
+        await sql`drop database if exists ${sql.id(name)}`.execute(admin.db)
+      } finally {
+        await admin.close()
+      }
+    })()),
+  }
+}
+
 /** A migrated example database for one test file. */
 export interface TestDatabase {
   readonly db: Kysely<any>
@@ -92,29 +133,22 @@ export async function openTestDatabase (migrate: Migrate = migrateToLatest): Pro
     return { db, counter, close: () => db.destroy() }
   }
   if (url?.startsWith('mysql:') === true) {
-    // A database of its own on that server (dropped on close), in utf8mb4 compared by code point as the app's tables.
-    const name = mysqlDatabaseName(url, 'test')
-    const server = new URL(url)
-    server.pathname = '/'
-    const admin = await createMysqlDatabase<any>({ uri: server.toString(), pool: { connectionLimit: 1 } })
-    await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
-    const own = new URL(url)
-    own.pathname = `/${name}`
+    const fresh = await freshMysqlDatabase(url, 'test')
+    if (typeof fresh === 'string') throw new Error(fresh)
     // The tests' own setup binds lists of words as PostgreSQL takes them (JavaScript arrays), where MariaDB stores
     // JSON text: this database binds an array parameter as its JSON text (mysql2 would expand it into a list). The
     // library never binds an array on MariaDB (its engine converts every stored value; test/http/engine-parity.test.ts
     // runs it without this).
     const queryFormat = (query: string, values: unknown): string =>
       mysql2.format(query, Array.isArray(values) ? values.map(arrayAsJson) as never : values as never, false, 'Z')
-    const { db, close } = await createMysqlDatabase<any>({ uri: own.toString(), pool: { connectionLimit: 4, queryFormat }, log: counter.log })
+    const { db, close } = await createMysqlDatabase<any>({ uri: fresh.url, pool: { connectionLimit: 4, queryFormat }, log: counter.log })
     await migrate(db)
     return {
       db,
       counter,
       async close () {
         await close()
-        await sql`drop database if exists ${sql.id(name)}`.execute(admin.db)
-        await admin.close()
+        await fresh.drop()
       },
     }
   }

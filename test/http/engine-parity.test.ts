@@ -15,7 +15,7 @@ import { buildApp } from '../../examples/app/app.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 import { seed } from '../../examples/app/seed.js'
 import { createMysqlDatabase, createSqliteDatabase } from '../../lib/index.js'
-import { mysqlDatabaseName, openTestDatabase, StatementCounter, type TestDatabase } from '../helpers/database.js'
+import { freshMysqlDatabase, openTestDatabase, StatementCounter, type TestDatabase } from '../helpers/database.js'
 import { testEngine } from '../helpers/engine.js'
 import { openPreparedDatabase } from '../../examples/shared/prepared-database.js'
 import { appSchema } from '../../examples/shared/example-schemas.js'
@@ -79,25 +79,13 @@ async function openSqlite (): Promise<Engine> {
 
 /** MariaDB in a fresh database, or undefined when no server answers at `MYSQL_URL`. */
 async function openMariadb (): Promise<Engine | string> {
-  const url = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/'
-  const server = new URL(url)
-  server.pathname = '/'
-  const admin = await createMysqlDatabase<any>({ uri: server.toString(), connectionTimeout: 2000, pool: { connectionLimit: 1 } })
-  const name = mysqlDatabaseName(url, 'parity')
-  try {
-    await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
-  } catch (error) {
-    await admin.close()
-    return `no MariaDB/MySQL server at ${server.host} (${(error as Error).message})`
-  }
+  const fresh = await freshMysqlDatabase(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/', 'parity')
+  if (typeof fresh === 'string') return fresh
   const counter = new StatementCounter()
-  const own = new URL(url)
-  own.pathname = `/${name}`
-  const { db, close } = await createMysqlDatabase<any>({ uri: own.toString(), log: counter.log })
+  const { db, close } = await createMysqlDatabase<any>({ uri: fresh.url, log: counter.log })
   return start('MariaDB', db, counter, async () => {
     await close()
-    await sql`drop database if exists ${sql.id(name)}`.execute(admin.db)
-    await admin.close()
+    await fresh.drop()
   }, 'create unique index computers_serial_unique on computers (serial(100))', 0)
 }
 

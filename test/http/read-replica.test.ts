@@ -14,7 +14,7 @@ import { buildApp } from '../../examples/app/app.js'
 import { resources } from '../../examples/app/resources.js'
 import { migrateToLatest } from '../../examples/app/migrations.js'
 import { createMysqlDatabase, jsonApi, type JsonApiOptions, type Repository } from '../../lib/index.js'
-import { openTestDatabase, StatementCounter, type TestDatabase } from '../helpers/database.js'
+import { freshMysqlDatabase, openTestDatabase, StatementCounter, type TestDatabase } from '../helpers/database.js'
 import { assertOptionsErrors } from '../helpers/assert-errors.js'
 import { injectJsonApi, type TestRequest, type TestResponse } from '../helpers/test-app.js'
 import { assertErrors } from '../helpers/assert-errors.js'
@@ -93,15 +93,10 @@ async function openReplica (): Promise<TestDatabase> {
  * one session of PGlite is.
  */
 async function openMysqlReplica (url: string): Promise<TestDatabase> {
-  const name = `fja_replica_${randomBytes(6).toString('hex')}`
-  const server = new URL(url)
-  server.pathname = '/'
-  const admin = await createMysqlDatabase<any>({ uri: server.toString(), pool: { connectionLimit: 1 } })
-  await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
-  const address = new URL(url)
-  address.pathname = `/${name}`
+  const fresh = await freshMysqlDatabase(url, 'replica')
+  if (typeof fresh === 'string') throw new Error(fresh)
   const counter = new StatementCounter()
-  const { db, close } = await createMysqlDatabase<any>({ uri: address.toString(), pool: { connectionLimit: 1 }, log: counter.log })
+  const { db, close } = await createMysqlDatabase<any>({ uri: fresh.url, pool: { connectionLimit: 1 }, log: counter.log })
   await migrateToLatest(db)
   await seed(db, 'replica')
   await sql`set session transaction read only`.execute(db)
@@ -111,8 +106,7 @@ async function openMysqlReplica (url: string): Promise<TestDatabase> {
     counter,
     async close () {
       await close()
-      await sql`drop database if exists ${sql.id(name)}`.execute(admin.db)
-      await admin.close()
+      await fresh.drop()
     },
   }
 }

@@ -368,24 +368,14 @@ t.test('the app serves from SQLite and from MariaDB through the package\'s helpe
   const compiled = await sh('npx tsc -p tsconfig.json', app)
   t.equal(compiled.code, 0, compiled.output)
   // MariaDB when a server answers at MYSQL_URL (default 127.0.0.1:3306), in a database of its own.
-  const { createMysqlDatabase } = await import('../../lib/index.js')
-  const { mysqlDatabaseName } = await import('../helpers/database.js')
-  const { sql } = await import('kysely')
-  const url = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/'
-  const server = new URL(url)
-  server.pathname = '/'
-  const admin = await createMysqlDatabase<any>({ uri: server.toString(), connectionTimeout: 2000, pool: { connectionLimit: 1 } })
-  t.teardown(() => admin.close())
-  const name = mysqlDatabaseName(url, 'package')
+  const { freshMysqlDatabase } = await import('../helpers/database.js')
+  const fresh = await freshMysqlDatabase(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/', 'package')
   let own = ''
-  try {
-    await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
-    t.teardown(async () => { await sql`drop database if exists ${sql.id(name)}`.execute(admin.db) })
-    const database = new URL(url)
-    database.pathname = `/${name}`
-    own = database.toString()
-  } catch (error) {
-    t.comment(`no MariaDB server at ${server.host}: SQLite only (${(error as Error).message})`)
+  if (typeof fresh === 'string') {
+    t.comment(`SQLite only: ${fresh}`)
+  } else {
+    t.teardown(fresh.drop)
+    own = fresh.url
   }
   const served = await sh(`FJA_PACKAGE_MYSQL_URL=${JSON.stringify(own)} node dist/engines.js`, app)
   t.equal(served.code, 0, served.output)

@@ -7,29 +7,16 @@ import { CompiledQuery, Kysely, sql, type LogEvent } from 'kysely'
 import mysql2 from 'mysql2'
 import { JsonApiMysqlDialect, createMysqlDatabase } from '../../../lib/index.js'
 import { statementRunnerOf } from '../../../lib/database/statement-runner.js'
-import { mysqlDatabaseName } from '../../helpers/database.js'
+import { freshMysqlDatabase } from '../../helpers/database.js'
 
-const url = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/'
-const server = new URL(url)
-server.pathname = '/'
-const admin = await createMysqlDatabase<any>({ uri: server.toString(), connectionTimeout: 2000, pool: { connectionLimit: 1 } })
-const name = mysqlDatabaseName(url, 'driver')
-let unavailable: string | false = false
-try {
-  await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
-} catch (error) {
-  unavailable = `no MariaDB/MySQL server at ${server.host} (${(error as Error).message})`
-}
-t.teardown(async () => {
-  if (unavailable === false) await sql`drop database if exists ${sql.id(name)}`.execute(admin.db).catch(() => {})
-  await admin.close()
-})
-const own = new URL(url)
-own.pathname = `/${name}`
+const fresh = await freshMysqlDatabase(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/', 'driver')
+const unavailable = typeof fresh === 'string' ? fresh : false
+if (typeof fresh !== 'string') t.teardown(fresh.drop)
+const own = typeof fresh === 'string' ? '' : fresh.url
 
 t.test('on MariaDB', { skip: unavailable }, async (t) => {
   const events: LogEvent[] = []
-  const { db, close } = await createMysqlDatabase<any>({ uri: own.toString(), pool: { connectionLimit: 2 }, log: (event) => { events.push(event) } })
+  const { db, close } = await createMysqlDatabase<any>({ uri: own, pool: { connectionLimit: 2 }, log: (event) => { events.push(event) } })
   t.teardown(close)
   await sql`create table items (id integer primary key auto_increment, name varchar(50) not null unique)`.execute(db)
   const runner = statementRunnerOf(db)
@@ -86,7 +73,7 @@ t.test('on MariaDB', { skip: unavailable }, async (t) => {
 })
 
 t.test('on MariaDB: a dialect with connection hooks runs every statement through Kysely', { skip: unavailable }, async (t) => {
-  const pool = mysql2.createPool({ uri: own.toString(), connectionLimit: 1 })
+  const pool = mysql2.createPool({ uri: own, connectionLimit: 1 })
   const reserved: number[] = []
   const db = new Kysely<any>({
     dialect: new JsonApiMysqlDialect({
@@ -102,7 +89,7 @@ t.test('on MariaDB: a dialect with connection hooks runs every statement through
 })
 
 t.test('on MariaDB: cannot wait for a connection longer than connectionTimeout; the pool keeps every connection', { skip: unavailable }, async (t) => {
-  const { db, close } = await createMysqlDatabase<any>({ uri: own.toString(), connectionTimeout: 300, pool: { connectionLimit: 1 } })
+  const { db, close } = await createMysqlDatabase<any>({ uri: own, connectionTimeout: 300, pool: { connectionLimit: 1 } })
   t.teardown(close)
   const runner = statementRunnerOf(db)
   if (runner === undefined) throw new Error('single statements')

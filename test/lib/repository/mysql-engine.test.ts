@@ -10,7 +10,7 @@ import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { MYSQL } from '../../../lib/repository/kysely/mysql-engine.js'
 import { mysqlFault, storageErrorFromMysql } from '../../../lib/repository/kysely/mysql-errors.js'
 import { storedDateTime } from '../../../lib/repository/kysely/text-stored-values.js'
-import { mysqlDatabaseName } from '../../helpers/database.js'
+import { freshMysqlDatabase } from '../../helpers/database.js'
 
 /** An error as mysql2 gives one. */
 function serverError (errno: number, message: string, extra: Record<string, unknown> = {}): Error {
@@ -53,26 +53,13 @@ t.test('date-times are stored in UTC, to the microsecond, in one form whose orde
   t.equal(storedDateTime('mysql', 'not a date'), 'not a date', 'anything else as it is')
 })
 
-const url = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/'
-const server = new URL(url)
-server.pathname = '/'
-const admin = await createMysqlDatabase<any>({ uri: server.toString(), connectionTimeout: 2000, pool: { connectionLimit: 1 } })
-const name = mysqlDatabaseName(url, 'engine')
-let unavailable: string | false = false
-try {
-  await sql`create database ${sql.id(name)} character set utf8mb4 collate utf8mb4_bin`.execute(admin.db)
-} catch (error) {
-  unavailable = `no MariaDB/MySQL server at ${server.host} (${(error as Error).message})`
-}
-t.teardown(async () => {
-  if (unavailable === false) await sql`drop database if exists ${sql.id(name)}`.execute(admin.db).catch(() => {})
-  await admin.close()
-})
+const fresh = await freshMysqlDatabase(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/', 'engine')
+const unavailable = typeof fresh === 'string' ? fresh : false
+if (typeof fresh !== 'string') t.teardown(fresh.drop)
 
 t.test('on MariaDB: the catalog', { skip: unavailable }, async (t) => {
-  const own = new URL(url)
-  own.pathname = `/${name}`
-  const { db, close } = await createMysqlDatabase<any>({ uri: own.toString() })
+  if (typeof fresh === 'string') return
+  const { db, close } = await createMysqlDatabase<any>({ uri: fresh.url })
   t.teardown(close)
   await sql`create table fk_targets (id integer primary key auto_increment, code varchar(20) not null, constraint fk_targets_code unique (code))`.execute(db)
   await sql`create table fk_pairs (a integer not null, b integer not null, primary key (a, b))`.execute(db)
