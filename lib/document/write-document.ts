@@ -96,9 +96,9 @@ export function linkageData (targetType: string, toMany: boolean, ids: readonly 
 
 /**
  * A relationship document (`GET /<type>/<id>/relationships/<name>`): linkage in `data`, `links.self` and
- * `links.related`, and for a to-many the pagination links and `meta.count`.
+ * `links.related`, and for a to-many the pagination links and `meta.count`; with `including`, `included` too.
  */
-export function linkageDocument (result: ResultSet, toMany: boolean, targetType: string, query: QueryTree, location: RequestLocation, related: string, codec?: CursorCodec): Record<string, unknown> {
+export function linkageDocument (result: ResultSet, toMany: boolean, targetType: string, query: QueryTree, location: RequestLocation, related: string, codec?: CursorCodec, including?: { readonly budget?: DocumentBudget }): Record<string, unknown> {
   if (toMany && result.cursor !== undefined) {
     // A cursor page of linkage: each identifier carries its cursor.
     const parts = cursorParts(result as ResultSet & { cursor: CursorResult }, query, location, codec)
@@ -108,7 +108,7 @@ export function linkageDocument (result: ResultSet, toMany: boolean, targetType:
       jsonapi: JSONAPI_OBJECT,
     }
     if (Object.keys(parts.meta).length > 0) document.meta = parts.meta
-    return document
+    return withIncluded(document, result, query, location, including)
   }
   const links = toMany ? paginationLinks(location, query.page, result) : { self: `${location.baseUrl}${location.path}` }
   const document: Record<string, unknown> = {
@@ -118,6 +118,17 @@ export function linkageDocument (result: ResultSet, toMany: boolean, targetType:
   }
   const meta = countMeta(result)
   if (meta.count !== undefined) document.meta = meta
+  return withIncluded(document, result, query, location, including)
+}
+
+/**
+ * A relationship document asked with `include`: the resources its linkage identifies, and those included from them,
+ * in `included` (each once: the steps never include a resource of the linkage again).
+ */
+function withIncluded (document: Record<string, unknown>, result: ResultSet, query: QueryTree, location: RequestLocation, including: { readonly budget?: DocumentBudget } | undefined): Record<string, unknown> {
+  if (including === undefined || (result.primary.length === 0 && result.included.length === 0)) return document
+  const writer = new ResourceWriter(location.baseUrl, query, result, including.budget)
+  document.included = writer.array([...result.primary, ...result.included])
   return document
 }
 

@@ -234,13 +234,17 @@ export class OpenApiComponents {
       ...jsonapi,
     }, ['data', 'links']))
 
+    // A relationship document asked with `include`: the resources of its linkage (this type) and those included from them.
+    const linked = [resource, ...included.filter((type) => type !== resource)]
+    const linkedMember = { included: arrayOf(linked.length === 1 ? this.ref(this.of(linked[0], 'resource')) : { oneOf: linked.map((type) => this.ref(this.of(type, 'resource'))) }, { description: 'With `include`: the resources of the linkage, and those included from them, each once.' }) }
     this.#add(name('to-many-linkage-document'), closed({
       links: this.ref('jsonapi.relationship-pagination-links'),
       data: arrayOf(this.ref(name('identifier'))),
       meta: this.ref(COLLECTION_META[resource.count]),
+      ...linkedMember,
       ...jsonapi,
     }, ['links', 'data']))
-    this.#add(name('to-one-linkage-document'), closed({ links: this.ref('jsonapi.relationship-links'), data: nullable(this.ref(name('identifier'))), ...jsonapi }, ['links', 'data']))
+    this.#add(name('to-one-linkage-document'), closed({ links: this.ref('jsonapi.relationship-links'), data: nullable(this.ref(name('identifier'))), ...linkedMember, ...jsonapi }, ['links', 'data']))
 
     for (const mode of ['create', 'update'] as const) {
       this.#add(name(`${mode}-data`), this.writeData(resource, mode))
@@ -404,6 +408,21 @@ export class OpenApiComponents {
    * The include paths of a type up to the depth limit (the first {@link MAX_LISTED_PATHS}: the walk stops there, so a
    * deep limit over a dense graph costs no more), and every type they reach.
    */
+  /**
+   * The `include` of a relationship route (`GET /<type>/<id>/relationships/<name>`): paths written from the owner, so
+   * each starts with the relationship's name — `<name>` (the linkage's resources), then what follows from them, at
+   * most the include depth in all.
+   */
+  linkageInclude (relationship: ResolvedRelationship, limits: { readonly maxIncludePaths: number, readonly maxIncludeDepth: number }): JsonSchema {
+    const { paths, complete } = this.includable(this.#graph.getResource(relationship.targetType))
+    const within = [relationship.name, ...paths.filter((path) => path.split('.').length < limits.maxIncludeDepth).map((path) => `${relationship.name}.${path}`)]
+    return {
+      type: 'string',
+      ...(complete ? { pattern: listPattern(within) } : {}),
+      description: `The resources of the linkage and what follows from them, at most ${limits.maxIncludePaths} comma-separated paths, each starting with \`${relationship.name}\` and at most ${limits.maxIncludeDepth} relationships deep: ${within.map((path) => `\`${path}\``).join(', ')}${complete ? '' : ' …'}.`,
+    }
+  }
+
   includable (resource: ResolvedResource): { readonly paths: string[]; readonly types: ResolvedResource[]; readonly complete: boolean } {
     let found = this.#includePaths.get(resource)
     if (found !== undefined) return found

@@ -291,7 +291,7 @@ export class RouteDocs {
           operationId: this.#operationId(`read${pascal(type)}${pascal(name)}Relationship`),
           summary: `Fetch the linkage of the ${name} of a ${type}`,
           ...base,
-          ...(rel.toMany ? { querystring: this.#query(target, true, false) } : {}),
+          querystring: this.#query(target, rel.toMany, true, rel),
           response: {
             ...(rel.toMany
               ? this.#page(`The linkage of \`${name}\`.`, of('to-many-linkage-document'))
@@ -347,13 +347,16 @@ export class RouteDocs {
   }
 
   /** The query parameters of a route that returns resources of `resource` (`collection`: a page of them). */
-  #query (resource: ResolvedResource, collection: boolean, documents = true): JsonSchema {
+  #query (resource: ResolvedResource, collection: boolean, documents = true, linkage?: ResolvedRelationship): JsonSchema {
     const c = this.components
     const limits = this.#settings.limits
     const properties: Record<string, JsonSchema> = {}
     if (documents) {
       const { paths, types } = c.includable(resource)
-      if (paths.length > 0) {
+      if (linkage !== undefined) {
+        // A relationship route: `include` written from the owner; `fields` apply to what it includes.
+        properties.include = c.linkageInclude(linkage, limits)
+      } else if (paths.length > 0) {
         properties.include = { allOf: [c.ref(c.of(resource, 'include'))], description: `Related resources to include: at most ${limits.maxIncludePaths} comma-separated paths, each at most ${limits.maxIncludeDepth} relationships deep.` }
       }
       for (const type of [resource, ...types.filter((other) => other !== resource)]) {

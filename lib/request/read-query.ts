@@ -147,6 +147,37 @@ function readInclude (value: string | undefined, resource: ResolvedResource, gra
   return build(root)
 }
 
+/**
+ * The query of a relationship route that asks for `include` (`GET /users/1/relationships/computers?include=computers`),
+ * rewritten as the query of the related collection: each path is written from the owner, as in JSON:API's own example
+ * (`include=comments.author` on `/articles/1/relationships/comments`), so each starts with the relationship's name —
+ * the resources of the linkage, included — and the rest of each path is included from them. The limits count the
+ * paths as written. Undefined when the request asks for no include.
+ */
+export function linkageIncludeQuery (raw: RawQuery, relationship: string, limits: QueryLimits): RawQuery | undefined {
+  const value = single(raw, 'include')
+  if (value === undefined || value === '') return undefined
+  const paths = new Set(value.split(','))
+  if (paths.size > limits.maxIncludePaths) {
+    throw invalid('include', `${paths.size} include paths; at most ${limits.maxIncludePaths} are allowed`)
+  }
+  const rest = new Set<string>()
+  for (const path of paths) {
+    const [first, ...steps] = path.split('.')
+    if (first !== relationship) {
+      throw invalid('include', `'${path}': on a relationship route an include path starts with the relationship, '${relationship}' (its resources), e.g. '${relationship}' or '${relationship}.<relationship>'`)
+    }
+    if (steps.length + 1 > limits.maxIncludeDepth) {
+      throw invalid('include', `'${path}' is deeper than the maximum include depth of ${limits.maxIncludeDepth}`)
+    }
+    if (steps.length > 0) rest.add(steps.join('.'))
+  }
+  const rewritten: Record<string, unknown> = { ...raw }
+  if (rest.size > 0) rewritten.include = [...rest].join(',')
+  else delete rewritten.include
+  return Object.freeze(rewritten)
+}
+
 /** Reads `sort`: at most `maxKeys` keys, each following at most `maxDepth` to-one relationships. */
 function readSort (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph, limits: SortLimits): SortNode[] {
   if (value === undefined) return []

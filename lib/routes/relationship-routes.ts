@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { documentJson } from '../document/json-text.js'
 import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import { RelationshipService } from '../service/relationship-service.js'
-import { readQuery } from '../request/read-query.js'
+import { linkageIncludeQuery, readQuery } from '../request/read-query.js'
 import { rawQuery } from '../request/raw-query.js'
 import { readResourceDocument } from '../request/read-resource-document.js'
 import { readRelationshipDocument } from '../request/read-relationship-document.js'
@@ -133,21 +133,31 @@ function deleteRelated (context: RouteContext, owner: ResolvedResource, relation
 
 function readLinkage (context: RouteContext, owner: ResolvedResource, relationship: ResolvedRelationship): Handler {
   const target = context.graph.getResource(relationship.targetType)
+  const budgets = documentBudgets(context, target)
   return async function readRelationship (request, reply) {
     const raw = rawQuery(request, context.queries)
     if (relationship.toMany) varyOnAccept(reply)
     const service = await relationshipsOf(context, request)
     const cursors = relationship.toMany ? cursorReading(context, request, `${owner.type}/${idOf(request)}/relationships/${relationship.name}`) : undefined
-    const query = readQuery(raw, target, context.graph, context.limits, relationship.toMany, cursors, context.queries)
-    if (query.include.length > 0 || query.fields.size > 0) {
+    // With `include`, the related collection's query (the linkage's resources included, and what follows them).
+    const including = linkageIncludeQuery(raw, relationship.name, context.limits)
+    const query = readQuery(including ?? raw, target, context.graph, context.limits, relationship.toMany, cursors, context.queries)
+    if (including === undefined && query.fields.size > 0) {
       throw jsonApiError('FJA_INVALID_QUERY_PARAMETER', {
-        detail: 'a relationship document has no resource objects: include and fields do not apply',
-        source: { parameter: query.include.length > 0 ? 'include' : Object.keys(raw).find((name) => name.startsWith('fields[')) ?? 'fields' },
+        detail: 'a relationship document without include has no resource objects: fields do not apply',
+        source: { parameter: Object.keys(raw).find((name) => name.startsWith('fields[')) ?? 'fields' },
       })
     }
     const id = idOf(request)
-    const result = await service.readLinkage(owner, id, relationship, query)
-    return sendCollection(context, reply, query, linkageDocument(result, relationship.toMany, target.type, query, location(context, request, raw), relatedPath(owner, id, relationship), context.cursors))
+    const here = location(context, request, raw)
+    const related = relatedPath(owner, id, relationship)
+    if (including === undefined) {
+      const result = await service.readLinkage(owner, id, relationship, query)
+      return sendCollection(context, reply, query, linkageDocument(result, relationship.toMany, target.type, query, here, related, context.cursors))
+    }
+    const result = await service.readRelated(owner, id, relationship, query)
+    const budget = relationship.toMany ? budgets.collection : singleBudget(budgets, query)
+    return sendCollection(context, reply, query, linkageDocument(result, relationship.toMany, target.type, query, here, related, context.cursors, { budget }))
   }
 }
 

@@ -218,10 +218,78 @@ t.test('GET a to-many linkage is paginated', async (t) => {
   t.same(kids.body.data, identifiers('child', ['2']))
 })
 
-t.test('cannot GET a relationship with include or fields: 400 naming the parameter', async (t) => {
-  await failsUnchanged(t, 'GET', '/users/1/relationships/computers?include=owner', undefined, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'include' })
+t.test('GET a to-many linkage with include: the linkage, and the resources it identifies in included; one statement more', async (t) => {
+  api.counter.reset()
+  const plain = await api.request('GET', '/users/1/relationships/computers')
+  const statements = api.counter.count
+  api.counter.reset()
+  const response = await api.request('GET', '/users/1/relationships/computers?include=computers')
+  t.equal(response.status, 200)
+  t.equal(api.counter.count, statements, 'the linkage\'s own statements: the page reads the resources themselves')
+  t.same(response.body.data, plain.body.data, 'the same linkage')
+  t.same(response.body.meta, { count: 2 })
+  t.same(keys(response.body.included), ['computer:1', 'computer:2'], 'exactly the resources the linkage identifies')
+  t.same(response.body.included[0].attributes, { serial: 'A1', name: 'analytical' })
+  t.same(response.body.links.related, '/users/1/computers')
+
+  api.counter.reset()
+  const deeper = await api.request('GET', '/users/1/relationships/computers?include=computers.owner')
+  t.equal(api.counter.count, statements + 1, 'one statement more for the step after the linkage\'s resources')
+  t.same(keys(deeper.body.included).sort(), ['computer:1', 'computer:2', 'user:1'], 'each once')
+  t.same(deeper.body.included.find((item: { type: string }) => item.type === 'computer').relationships.owner.data, { type: 'user', id: '1' }, 'full linkage from the included resources')
+
+  const paged = await api.request('GET', '/users/1/relationships/computers?include=computers&page[size]=1&page[number]=2')
+  t.same(paged.body.data, identifiers('computer', ['2']))
+  t.same(keys(paged.body.included), ['computer:2'], 'the resources of the page only')
+
+  const sparse = await api.request('GET', '/users/1/relationships/computers?include=computers&fields[computer]=serial')
+  t.same(sparse.body.included.map((item: { attributes: unknown }) => item.attributes), [{ serial: 'A1' }, { serial: 'B2' }], 'fields apply to the included resources')
+
+  const none = await api.request('GET', '/users/3/relationships/computers?include=computers')
+  t.same(none.body.data, [])
+  t.notOk('included' in none.body, 'nothing to include: no included member')
+
+  const kids = await api.request('GET', '/parents/1/relationships/kids?include=kids')
+  t.same(keys(kids.body.included), keys(kids.body.data), 'through a join table too')
+})
+
+t.test('GET a to-one linkage with include: the related resource in included', async (t) => {
+  const response = await api.request('GET', '/computers/3/relationships/owner?include=owner')
+  t.same(response.body.data, { type: 'user', id: '2' })
+  t.same(keys(response.body.included), ['user:2'])
+  const unset = await api.request('GET', '/computers/4/relationships/owner?include=owner')
+  t.same(unset.body.data, null)
+  t.notOk('included' in unset.body)
+})
+
+t.test('GET a linkage with include under the cursor pagination profile: the identifiers\' cursors, and included', async (t) => {
+  const profile = 'application/vnd.api+json; profile="https://jsonapi.org/profiles/ethanresnick/cursor-pagination"'
+  const first = await api.request('GET', '/users/1/relationships/computers?include=computers&page[size]=1', { headers: { accept: profile } })
+  t.equal(first.status, 200)
+  t.same(keys(first.body.data), ['computer:1'])
+  t.type(first.body.data[0].meta.page.cursor, 'string')
+  t.same(keys(first.body.included), ['computer:1'])
+  const next = await api.request('GET', first.body.links.next, { headers: { accept: profile } })
+  t.same(keys(next.body.data), ['computer:2'], 'links.next walks the linkage')
+  t.same(keys(next.body.included), ['computer:2'])
+})
+
+t.test('cannot GET a relationship with an include that does not start with it, or fields without include: 400 naming the parameter', async (t) => {
+  for (const url of [
+    '/users/1/relationships/computers?include=owner',
+    '/users/1/relationships/computers?include=group',
+    '/users/1/relationships/computers?include=computers,group',
+    '/users/1/relationships/computers?include=computer',
+    '/users/1/relationships/computers?include=computers.nothing',
+    '/users/1/relationships/computers?include=computers.owner.computers.owner',
+    '/users/1/relationships/computers?include=computers&include=computers',
+    '/users/1/relationships/group?include=users',
+  ]) {
+    await failsUnchanged(t, 'GET', url, undefined, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'include' })
+  }
   await failsUnchanged(t, 'GET', '/users/1/relationships/computers?fields[computer]=serial', undefined, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'fields[computer]' })
-  await failsUnchanged(t, 'GET', '/users/1/relationships/group?include=users', undefined, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'include' })
+  await failsUnchanged(t, 'GET', '/users/1/relationships/computers?include=computers&fields[computer]=nothing', undefined, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'fields[computer]' })
+  await failsUnchanged(t, 'GET', '/users/99/relationships/computers?include=computers', undefined, { status: 404, code: 'FJA_RESOURCE_NOT_FOUND' })
 })
 
 t.test('cannot GET the relationship of a parent that does not exist, or an unknown relationship: 404', async (t) => {
