@@ -90,10 +90,7 @@ class JsonApiMysqlDriver extends PooledDriver<RawConnection, MysqlPool, JsonApiM
   }
 
   async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    const characteristics = [
-      ...(settings.isolationLevel === undefined ? [] : [`isolation level ${settings.isolationLevel}`]),
-      ...(settings.accessMode === undefined ? [] : [settings.accessMode]),
-    ]
+    const characteristics = this.characteristics(settings)
     // MySQL's `set transaction` sets the characteristics of the next transaction of the session.
     if (characteristics.length > 0) await connection.executeQuery(CompiledQuery.raw(`set transaction ${characteristics.join(', ')}`))
     await connection.executeQuery(CompiledQuery.raw('begin'))

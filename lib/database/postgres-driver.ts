@@ -86,10 +86,7 @@ class JsonApiPostgresDriver extends PooledDriver<Client, PostgresPool, JsonApiPo
   }
 
   async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    const characteristics = [
-      ...(settings.isolationLevel === undefined ? [] : [`isolation level ${settings.isolationLevel}`]),
-      ...(settings.accessMode === undefined ? [] : [settings.accessMode]),
-    ]
+    const characteristics = this.characteristics(settings)
     await connection.executeQuery(CompiledQuery.raw(characteristics.length === 0 ? 'begin' : `start transaction ${characteristics.join(' ')}`))
   }
 }

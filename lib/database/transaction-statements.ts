@@ -1,4 +1,4 @@
-import { CompiledQuery, type DatabaseConnection } from 'kysely'
+import { CompiledQuery, type DatabaseConnection, type TransactionSettings } from 'kysely'
 
 /** How an engine writes what {@link TransactionStatements} sends: its identifier quote, its release command. */
 export interface SavepointSyntax {
@@ -11,13 +11,21 @@ export interface SavepointSyntax {
 /**
  * The part of Kysely's `Driver` contract the library's drivers share: ending a transaction and its savepoints, as
  * statements on the transaction's connection (a savepoint's name quoted as the engine quotes an identifier). Each
- * driver begins its transactions itself (the engines differ there).
+ * driver begins its transactions itself (the engines differ there), with the {@link characteristics} asked for.
  */
 export abstract class TransactionStatements {
   readonly #syntax: SavepointSyntax
 
   constructor (syntax: SavepointSyntax) {
     this.#syntax = syntax
+  }
+
+  /** The characteristics a transaction asks for (`isolation level …`, `read only`), in the order SQL writes them. */
+  protected characteristics (settings: TransactionSettings): string[] {
+    return [
+      ...(settings.isolationLevel === undefined ? [] : [`isolation level ${settings.isolationLevel}`]),
+      ...(settings.accessMode === undefined ? [] : [settings.accessMode]),
+    ]
   }
 
   async commitTransaction (connection: DatabaseConnection): Promise<void> {

@@ -405,10 +405,6 @@ export class OpenApiComponents {
   }
 
   /**
-   * The include paths of a type up to the depth limit (the first {@link MAX_LISTED_PATHS}: the walk stops there, so a
-   * deep limit over a dense graph costs no more), and every type they reach.
-   */
-  /**
    * The `include` of a relationship route (`GET /<type>/<id>/relationships/<name>`): paths written from the owner, so
    * each starts with the relationship's name — `<name>` (the linkage's resources), then what follows from them, at
    * most the include depth in all.
@@ -423,6 +419,10 @@ export class OpenApiComponents {
     }
   }
 
+  /**
+   * The include paths of a type up to the depth limit (the first {@link MAX_LISTED_PATHS}: the walk stops there, so a
+   * deep limit over a dense graph costs no more), and every type they reach.
+   */
   includable (resource: ResolvedResource): { readonly paths: string[]; readonly types: ResolvedResource[]; readonly complete: boolean } {
     let found = this.#includePaths.get(resource)
     if (found !== undefined) return found

@@ -109,23 +109,31 @@ function readFields (raw: RawQuery, graph: ResourceGraph): ReadonlyMap<string, R
   return fields
 }
 
+/** The distinct paths of an `include` value and their steps, within the limits of their number and depth. */
+function includePaths (value: string, limits: QueryLimits): Map<string, string[]> {
+  const paths = new Set(value.split(','))
+  if (paths.size > limits.maxIncludePaths) {
+    throw invalid('include', `${paths.size} include paths; at most ${limits.maxIncludePaths} are allowed`)
+  }
+  const stepped = new Map<string, string[]>()
+  for (const path of paths) {
+    const steps = path.split('.')
+    if (steps.length > limits.maxIncludeDepth) {
+      throw invalid('include', `'${path}' is deeper than the maximum include depth of ${limits.maxIncludeDepth}`)
+    }
+    stepped.set(path, steps)
+  }
+  return stepped
+}
+
 /**
  * Reads `include`: at most `maxIncludePaths` distinct paths (a path given twice counts once; `a` and `a.b` are two),
  * each at most `maxIncludeDepth` relationships long.
  */
 function readInclude (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits): IncludeNode[] {
   if (value === undefined || value === '') return []
-  const maxDepth = limits.maxIncludeDepth
-  const paths = new Set(value.split(','))
-  if (paths.size > limits.maxIncludePaths) {
-    throw invalid('include', `${paths.size} include paths; at most ${limits.maxIncludePaths} are allowed`)
-  }
   const root = new Map<string, Map<string, unknown>>()
-  for (const path of paths) {
-    const steps = path.split('.')
-    if (steps.length > maxDepth) {
-      throw invalid('include', `'${path}' is deeper than the maximum include depth of ${maxDepth}`)
-    }
+  for (const [path, steps] of includePaths(value, limits)) {
     let owner = resource
     let level = root
     for (const step of steps) {
@@ -157,18 +165,10 @@ function readInclude (value: string | undefined, resource: ResolvedResource, gra
 export function linkageIncludeQuery (raw: RawQuery, relationship: string, limits: QueryLimits): RawQuery | undefined {
   const value = single(raw, 'include')
   if (value === undefined || value === '') return undefined
-  const paths = new Set(value.split(','))
-  if (paths.size > limits.maxIncludePaths) {
-    throw invalid('include', `${paths.size} include paths; at most ${limits.maxIncludePaths} are allowed`)
-  }
   const rest = new Set<string>()
-  for (const path of paths) {
-    const [first, ...steps] = path.split('.')
+  for (const [path, [first, ...steps]] of includePaths(value, limits)) {
     if (first !== relationship) {
       throw invalid('include', `'${path}': on a relationship route an include path starts with the relationship, '${relationship}' (its resources), e.g. '${relationship}' or '${relationship}.<relationship>'`)
-    }
-    if (steps.length + 1 > limits.maxIncludeDepth) {
-      throw invalid('include', `'${path}' is deeper than the maximum include depth of ${limits.maxIncludeDepth}`)
     }
     if (steps.length > 0) rest.add(steps.join('.'))
   }
