@@ -139,6 +139,13 @@ export interface IncludeOptions {
    * once, `a` and `a.b` count as two.
    */
   readonly maxPaths?: number
+  /**
+   * The most related resources of one owner in a to-many step of an include path (default 10): each owner's page of
+   * the relationship, in the related type's order by id, with `meta.count` and a `links.next` to the rest. A
+   * resource's `pagination.includeSize` and a relationship's `includeSize` override it; a request sets it per path
+   * with `page[<path>][size]`, up to the related type's maximum page size.
+   */
+  readonly pageSize?: number
 }
 
 /** Limits of `sort`; beyond either, a request is a 400 naming `sort`. */
@@ -204,7 +211,7 @@ export const OPTION_KEYS = {
   /** What Fastify's `register(plugin, options)` reads itself and leaves in the plugin's options. */
   fastify: keyList<RegisterOptions>()(['prefix', 'logLevel', 'logSerializers']),
   pagination: keyList<PaginationOptions>()(['defaultSize', 'maxSize', 'unpaged', 'streamTimeout', 'cursorSecret']),
-  include: keyList<IncludeOptions>()(['maxDepth', 'maxPaths']),
+  include: keyList<IncludeOptions>()(['maxDepth', 'maxPaths', 'pageSize']),
   sort: keyList<SortOptions>()(['maxKeys', 'maxDepth']),
   filter: keyList<FilterOptions>()(['maxDepth', 'maxNodes', 'maxTextNodes']),
   operations: keyList<OperationsOptions>()(['enabled', 'path', 'maxOperations']),

@@ -76,12 +76,15 @@ function resolveLimits (options: JsonApiOptions): QueryLimits {
   if (options.maxIncludeDepth !== undefined && maxIncludeDepth !== legacyDepth) {
     throw new JsonApiOptionsError('`include.maxDepth` and `maxIncludeDepth` are the same limit: give one of them')
   }
+  const includePageSize = integerOption('include.pageSize', options.include?.pageSize, Math.min(10, maxPageSize))
+  if (includePageSize > maxPageSize) throw new JsonApiOptionsError('`include.pageSize` must not exceed `pagination.maxSize`')
   return Object.freeze({
     defaultPageSize,
     maxPageSize,
     unpaged,
     maxIncludeDepth,
     maxIncludePaths: integerOption('include.maxPaths', options.include?.maxPaths, 10),
+    includePageSize,
     sort: Object.freeze({
       maxKeys: integerOption('sort.maxKeys', options.sort?.maxKeys, 10),
       maxDepth: integerOption('sort.maxDepth', options.sort?.maxDepth, 3),

@@ -21,6 +21,11 @@ export interface BuildAppOptions {
   readonly readDb?: Kysely<any>
   /** Fastify's logger option (off by default). */
   readonly logger?: FastifyServerOptions['logger']
+  /**
+   * The secret that signs cursors (at least 32 bytes; `server.ts` takes `CURSOR_SECRET`): the same on every instance,
+   * so that a cursor one gave works on another. Without it, a random key of this process (docs/deployment.md).
+   */
+  readonly cursorSecret?: string
 }
 
 /** Creates the Fastify instance with the plugin registered; it is ready but not listening. */
@@ -32,7 +37,8 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
     info: { title: 'fastify-jsonapi example', version: '1.0.0', description: 'The reference service of fastify-jsonapi.' },
   }))
   // checkDatabaseSchema: `ready()` fails, listing them, when a table or column the declarations name is missing.
-  await app.register(jsonApi, { db: options.db, readDb: options.readDb, resources, context: exampleContext(options.db), checkDatabaseSchema: true })
+  const pagination = options.cursorSecret === undefined ? {} : { pagination: { cursorSecret: options.cursorSecret } }
+  await app.register(jsonApi, { db: options.db, readDb: options.readDb, resources, context: exampleContext(options.db), checkDatabaseSchema: true, ...pagination })
   // The document itself, and an interactive page for it.
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(swaggerUi, { routePrefix: '/docs' })

@@ -1,3 +1,5 @@
+import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+
 // The limits a request's query string must keep, resolved once from the plugin options: the request readers
 // enforce them, the OpenAPI document states them.
 
@@ -37,6 +39,18 @@ export interface QueryLimits {
   readonly maxIncludeDepth: number
   /** The most distinct include paths in one request (default 10). */
   readonly maxIncludePaths: number
+  /** The most related resources per owner in a to-many include step, unless declared or asked otherwise (default 10). */
+  readonly includePageSize: number
   readonly sort: SortLimits
   readonly filter: FilterLimits
+}
+
+/**
+ * The page per owner of a to-many include step (`owner`'s `relationship` to `target`): its default — the relationship's
+ * `includeSize`, else the owner's `pagination.includeSize`, else the plugin's `include.pageSize` — and the most a
+ * request may ask for with `page[<path>][size]`, the related type's maximum page size (which also caps the default).
+ */
+export function includePage (relationship: ResolvedRelationship, owner: ResolvedResource, target: ResolvedResource, limits: QueryLimits): { readonly size: number; readonly maxSize: number } {
+  const maxSize = target.pagination.maxSize ?? limits.maxPageSize
+  return { size: Math.min(relationship.includeSize ?? owner.pagination.includeSize ?? limits.includePageSize, maxSize), maxSize }
 }

@@ -9,6 +9,11 @@ import type { FilterNode } from '../schema/filter-nodes.js'
 export interface RelatedRow {
   readonly ownerId: string
   readonly row: Row
+  /**
+   * For a per-owner page (`findRelated` of a layer with a `page`): the number of related rows of this row's owner
+   * that match the layer's `where`, the page's window ignored.
+   */
+  readonly total?: number
 }
 
 /** A window of rows: rows to skip and rows to return (no limit when undefined). */
@@ -63,7 +68,10 @@ export interface QueryLayer {
   readonly where: FilterNode | undefined
   /** The order; the id is always the last key, so pages never overlap. */
   readonly sort: readonly SortNode[]
-  /** The window; undefined: every matching row, in no particular order. */
+  /**
+   * The window; undefined: every matching row, in no particular order. In an include step (`IncludeLayer`), the
+   * window of each owner's related rows (see `Repository.findRelated`).
+   */
   readonly page: PageWindow | undefined
   /** Columns to select besides the id (which is always selected). */
   readonly columns: readonly string[]
@@ -128,7 +136,10 @@ export interface Repository {
   findKeyset?(layer: QueryLayer, window: KeysetWindow): Promise<KeysetPage>
   /**
    * The related rows (of `layer.resource`, matching `layer.where`) of every owner in `ownerIds` (one query, whatever
-   * their number), ordered by the related id. The owners were read within their own scope.
+   * their number), ordered by the related id. The owners were read within their own scope. With a `layer.page` (an
+   * include step of a to-many relationship), that window applies to each owner's rows apart — in the related id
+   * order, at most `page.limit` rows per owner after its first `page.offset` — and each row carries its owner's
+   * `total`; still one query. Without one, every related row.
    */
   findRelated(owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): Promise<RelatedRow[]>
   /**

@@ -18,6 +18,11 @@ export interface ResultSet {
   readonly included: readonly ResourceRow[]
   /** `type:id` → relationship name → related ids (to-one: zero or one). */
   readonly linkage: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>>
+  /**
+   * `type:id` → relationship name → what the linkage of an included to-many relationship is a page of (its ids in
+   * {@link ResultSet.linkage} are the first of that owner's related resources, by id). Absent when none is paged.
+   */
+  readonly pages?: ReadonlyMap<string, ReadonlyMap<string, IncludedPage>>
   /** The number of rows of the collection, for counted collection reads: exact (a `last` link follows from it). */
   readonly count?: number
   /**
@@ -29,6 +34,16 @@ export interface ResultSet {
   readonly hasMore?: boolean
   /** For cursor pages (the cursor pagination profile): the positions of its rows and of its `prev` and `next`. */
   readonly cursor?: CursorResult
+}
+
+/** An owner's page of an included to-many relationship: how many related resources the request may see, and its size. */
+export interface IncludedPage {
+  /** The related type. */
+  readonly related: ResolvedResource
+  /** The related resources of the owner the request may see (its scopes applied). */
+  readonly count: number
+  /** The most the page holds: the size of a page of the rest, too. */
+  readonly size: number
 }
 
 /** What a cursor page found: where each row lies, and where the pages before and after it start. */

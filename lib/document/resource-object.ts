@@ -1,7 +1,8 @@
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import { readValue } from '../schema/value-codec.js'
-import type { QueryTree } from '../query/query-tree.js'
-import { resourceKey, type ResourceRow, type ResultSet } from '../contracts/result-set.js'
+import { keysetKeys, type QueryTree } from '../query/query-tree.js'
+import { cursorContext, type CursorCodec } from '../query/cursors.js'
+import { resourceKey, type IncludedPage, type ResourceRow, type ResultSet } from '../contracts/result-set.js'
 import { selectionOf, type Selection } from '../contracts/selection.js'
 import { JsonText, escaped, needsEscape, quote, valueJson } from './json-text.js'
 
@@ -142,15 +143,19 @@ export class ResourceWriter {
   #firstSelection: Selection | undefined
   #selections: Map<ResolvedResource, Selection> | undefined
   readonly #budget: DocumentBudget | undefined
+  /** Signs the cursors of the `next` links of included to-many pages. */
+  readonly #codec: CursorCodec | undefined
   /** The characters of the resource objects written so far (counted only with a budget). */
   #written = 0
 
-  constructor (baseUrl: string, query: QueryTree, result: ResultSet, budget?: DocumentBudget) {
+  /** @param codec signs the cursor of each `links.next` of an included to-many page (needed when the result has pages) */
+  constructor (baseUrl: string, query: QueryTree, result: ResultSet, budget?: DocumentBudget, codec?: CursorCodec) {
     this.#baseUrl = baseUrl
     this.#baseJson = escaped(baseUrl)
     this.#query = query
     this.#result = result
     this.#budget = budget
+    this.#codec = codec
   }
 
   /** Counts `length` more characters written; past the budget, its error. */
@@ -191,6 +196,18 @@ export class ResourceWriter {
     const json = this.#append('', item, meta)
     this.#spend(json.length)
     return new JsonText(json)
+  }
+
+  /**
+   * The query of the `next` link of an owner's included page (inside a JSON string): the relationship route's first
+   * page after the page's last resource, of the same size, with a cursor of the cursor pagination profile bound to
+   * that route's collection and default order (by id), as the route reads it.
+   */
+  #nextPage (owner: ResolvedResource, id: string, relationship: string, page: IncludedPage, last: string): string {
+    const codec = this.#codec
+    if (codec === undefined) throw new Error('fastify-jsonapi: an included page needs the cursor codec to write its next link')
+    const context = cursorContext(`${owner.type}/${id}/relationships/${relationship}`, keysetKeys([], page.related), undefined)
+    return `?page%5Bsize%5D=${page.size}&page%5Bafter%5D=${codec.encode({ values: [last], edge: 'on' }, context)}`
   }
 
   /** The JSON text of an array of rows' resource objects. */
@@ -234,11 +251,22 @@ export class ResourceWriter {
     }
     json += OWED[state]
     json += `},"links":{"self":"${self}"},"relationships":{`
+    const pages = this.#result.pages?.get(resourceKey(resource.type, id))
     for (let index = 0; index < template.relationships.length; index++) {
       const entry = template.relationships[index]
-      json += `${index === 0 ? '' : ','}${entry.member}"${self}${entry.self}","related":"${self}${entry.related}"}`
-      const ids = linkage.get(entry.relationship.name)
-      if (ids !== undefined) json += linkageJson(entry, ids)
+      json += `${index === 0 ? '' : ','}${entry.member}"${self}${entry.self}","related":"${self}${entry.related}"`
+      const name = entry.relationship.name
+      const ids = linkage.get(name)
+      const page = pages?.get(name)
+      if (page === undefined || ids === undefined) {
+        json += '}'
+        if (ids !== undefined) json += linkageJson(entry, ids)
+      } else {
+        // An owner's page of an included to-many relationship: `next` (when more exist) walks the rest on the
+        // relationship route, by cursor, from the page's last resource; `meta.count` tells how many there are.
+        if (page.count > ids.length && ids.length > 0) json += `,"next":"${self}${entry.self}${this.#nextPage(resource, id, name, page, ids[ids.length - 1])}"`
+        json += `}${linkageJson(entry, ids)},"meta":{"count":${page.count}}`
+      }
       json += '}'
     }
     json += '}'

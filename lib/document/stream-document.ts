@@ -1,6 +1,7 @@
 import type { QueryTree } from '../query/query-tree.js'
 import type { ResourceRow, ResultSet } from '../contracts/result-set.js'
 import type { RequestLocation } from '../contracts/request-location.js'
+import type { CursorCodec } from '../query/cursors.js'
 import { ResourceWriter } from './resource-object.js'
 import { documentJson } from './json-text.js'
 import { paginationLinks } from './pagination-links.js'
@@ -15,12 +16,15 @@ import { JSONAPI_OBJECT } from './write-document.js'
 export class StreamedCollectionWriter {
   readonly #query: QueryTree
   readonly #location: RequestLocation
+  readonly #codec: CursorCodec | undefined
   #rows = 0
   #included = 0
 
-  constructor (query: QueryTree, location: RequestLocation) {
+  /** @param codec signs the cursors of the `next` links of included to-many pages */
+  constructor (query: QueryTree, location: RequestLocation, codec?: CursorCodec) {
     this.#query = query
     this.#location = location
+    this.#codec = codec
   }
 
   /** The primary rows written so far. */
@@ -58,7 +62,7 @@ export class StreamedCollectionWriter {
   }
 
   #objects (batch: ResultSet, items: readonly ResourceRow[]): string {
-    const writer = new ResourceWriter(this.#location.baseUrl, this.#query, batch)
+    const writer = new ResourceWriter(this.#location.baseUrl, this.#query, batch, undefined, this.#codec)
     return items.map((item) => writer.json(item).json).join(',')
   }
 }

@@ -20,8 +20,8 @@ export interface DocumentText {
  * related resource (`/users/1/bio`) — `jsonapi`, and `included` when anything was included; the resource objects
  * already written as text (`JsonText`), as in every document.
  */
-function singleDocument (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget): { readonly document: Record<string, unknown>, readonly self: string } {
-  const writer = new ResourceWriter(location.baseUrl, query, result, budget)
+function singleDocument (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget, codec?: CursorCodec): { readonly document: Record<string, unknown>, readonly self: string } {
+  const writer = new ResourceWriter(location.baseUrl, query, result, budget, codec)
   const primary = result.primary[0]
   const self = related || primary === undefined ? `${location.baseUrl}${location.path}` : writer.selfLink(primary.resource, primary.id)
   const document: Record<string, unknown> = { data: primary === undefined ? null : writer.json(primary), links: { self }, jsonapi: JSONAPI_OBJECT }
@@ -31,10 +31,10 @@ function singleDocument (result: ResultSet, query: QueryTree, location: RequestL
 
 /**
  * {@link singleDocument} written by the one writer, `documentJson`: what a route sends as it is, and what `If-Match`
- * compares the tag of.
+ * compares the tag of. `codec` signs the cursors of the `next` links of included to-many pages.
  */
-export function singleDocumentText (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget): DocumentText {
-  const { document, self } = singleDocument(result, query, location, related, budget)
+export function singleDocumentText (result: ResultSet, query: QueryTree, location: RequestLocation, related = false, budget?: DocumentBudget, codec?: CursorCodec): DocumentText {
+  const { document, self } = singleDocument(result, query, location, related, budget, codec)
   return { text: documentJson(document), self }
 }
 
@@ -62,10 +62,11 @@ function cursorParts (result: ResultSet & { cursor: CursorResult }, query: Query
 
 /**
  * A collection document: `data`, `included`, `links` with pagination, `meta.count`; for a cursor page (which `codec`
- * writes the cursors of) also the cursors (see {@link cursorParts}).
+ * writes the cursors of) also the cursors (see {@link cursorParts}). `codec` also signs the cursors of the `next` links
+ * of included to-many pages.
  */
 export function collectionDocument (result: ResultSet, query: QueryTree, location: RequestLocation, codec?: CursorCodec, budget?: DocumentBudget): Record<string, unknown> {
-  const writer = new ResourceWriter(location.baseUrl, query, result, budget)
+  const writer = new ResourceWriter(location.baseUrl, query, result, budget, codec)
   if (result.cursor !== undefined) {
     const parts = cursorParts(result as ResultSet & { cursor: CursorResult }, query, location, codec)
     const document: Record<string, unknown> = {
@@ -108,7 +109,7 @@ export function linkageDocument (result: ResultSet, toMany: boolean, targetType:
       jsonapi: JSONAPI_OBJECT,
     }
     if (Object.keys(parts.meta).length > 0) document.meta = parts.meta
-    return withIncluded(document, result, query, location, including)
+    return withIncluded(document, result, query, location, codec, including)
   }
   const links = toMany ? paginationLinks(location, query.page, result) : { self: `${location.baseUrl}${location.path}` }
   const document: Record<string, unknown> = {
@@ -118,16 +119,16 @@ export function linkageDocument (result: ResultSet, toMany: boolean, targetType:
   }
   const meta = countMeta(result)
   if (meta.count !== undefined) document.meta = meta
-  return withIncluded(document, result, query, location, including)
+  return withIncluded(document, result, query, location, codec, including)
 }
 
 /**
  * A relationship document asked with `include`: the resources its linkage identifies, and those included from them,
  * in `included` (each once: the steps never include a resource of the linkage again).
  */
-function withIncluded (document: Record<string, unknown>, result: ResultSet, query: QueryTree, location: RequestLocation, including: { readonly budget?: DocumentBudget } | undefined): Record<string, unknown> {
+function withIncluded (document: Record<string, unknown>, result: ResultSet, query: QueryTree, location: RequestLocation, codec: CursorCodec | undefined, including: { readonly budget?: DocumentBudget } | undefined): Record<string, unknown> {
   if (including === undefined || (result.primary.length === 0 && result.included.length === 0)) return document
-  const writer = new ResourceWriter(location.baseUrl, query, result, including.budget)
+  const writer = new ResourceWriter(location.baseUrl, query, result, including.budget, codec)
   document.included = writer.array([...result.primary, ...result.included])
   return document
 }

@@ -136,6 +136,14 @@ export class OpenApiComponents {
     })
     this.#add('jsonapi.resource-links', closed({ self: this.ref('jsonapi.link') }, ['self']))
     this.#add('jsonapi.relationship-links', closed({ self: this.ref('jsonapi.link'), related: this.ref('jsonapi.link') }, ['self', 'related']))
+    this.#add('jsonapi.to-many-relationship-links', {
+      ...closed({ self: this.ref('jsonapi.link'), related: this.ref('jsonapi.link'), next: this.ref('jsonapi.link') }, ['self', 'related']),
+      description: 'Included, the linkage is a page of the owner\'s related resources: `next`, when more exist, is the relationship route\'s page after it (`page[size]` and a `page[after]` cursor of the cursor pagination profile); followed to the end, it yields the rest once each, in the same order (by id).',
+    })
+    this.#add('jsonapi.to-many-relationship-meta', {
+      ...closed({ count: { type: 'integer', minimum: 0, description: 'How many related resources the owner has that the request may see.' } }, ['count']),
+      description: 'Included: the size of the whole relationship, of which `data` is the first page.',
+    })
     const pagination = {
       self: this.ref('jsonapi.link'),
       first: this.ref('jsonapi.link'),
@@ -203,8 +211,9 @@ export class OpenApiComponents {
     const relationships: Record<string, JsonSchema> = {}
     for (const relationship of resource.relationships.values()) {
       relationships[relationship.name] = closed({
-        links: this.ref('jsonapi.relationship-links'),
+        links: this.ref(relationship.toMany ? 'jsonapi.to-many-relationship-links' : 'jsonapi.relationship-links'),
         data: this.#linkage(relationship, true),
+        ...(relationship.toMany ? { meta: this.ref('jsonapi.to-many-relationship-meta') } : {}),
       }, ['links'])
     }
     this.#add(name('resource'), {
@@ -212,7 +221,7 @@ export class OpenApiComponents {
         type: { const: resource.type },
         id: this.ref(name('id')),
         attributes: { ...closed(attributes), description: 'The attributes of the sparse fieldset (all visible ones by default).' },
-        ...(resource.relationships.size === 0 ? {} : { relationships: { ...closed(relationships), description: 'Links of every relationship of the fieldset; `data` (linkage) when it was included.' } }),
+        ...(resource.relationships.size === 0 ? {} : { relationships: { ...closed(relationships), description: 'Links of every relationship of the fieldset; `data` (linkage) when it was included: of a to-many, a page per owner, with `meta.count` and a `next` link to the rest.' } }),
         links: this.ref('jsonapi.resource-links'),
         meta: this.ref('jsonapi.item-meta'),
       }, ['type', 'id', 'attributes', 'links']),
@@ -410,13 +419,18 @@ export class OpenApiComponents {
    * most the include depth in all.
    */
   linkageInclude (relationship: ResolvedRelationship, limits: { readonly maxIncludePaths: number, readonly maxIncludeDepth: number }): JsonSchema {
-    const { paths, complete } = this.includable(this.#graph.getResource(relationship.targetType))
-    const within = [relationship.name, ...paths.filter((path) => path.split('.').length < limits.maxIncludeDepth).map((path) => `${relationship.name}.${path}`)]
+    const { paths: within, complete } = this.linkageIncludePaths(relationship, limits)
     return {
       type: 'string',
       ...(complete ? { pattern: listPattern(within) } : {}),
       description: `The resources of the linkage and what follows from them, at most ${limits.maxIncludePaths} comma-separated paths, each starting with \`${relationship.name}\` and at most ${limits.maxIncludeDepth} relationships deep: ${within.map((path) => `\`${path}\``).join(', ')}${complete ? '' : ' …'}.`,
     }
+  }
+
+  /** The include paths of a relationship route, written from the owner (see {@link OpenApiComponents.linkageInclude}). */
+  linkageIncludePaths (relationship: ResolvedRelationship, limits: { readonly maxIncludeDepth: number }): { readonly paths: string[]; readonly complete: boolean } {
+    const { paths, complete } = this.includable(this.#graph.getResource(relationship.targetType))
+    return { paths: [relationship.name, ...paths.filter((path) => path.split('.').length < limits.maxIncludeDepth).map((path) => `${relationship.name}.${path}`)], complete }
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler, RouteOptions } from 'fastify'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
-import type { QueryLimits } from '../contracts/query-limits.js'
+import { includePage, type QueryLimits } from '../contracts/query-limits.js'
 import type { JsonApiAction } from '../contracts/route-config.js'
 import { ATOMIC_EXTENSION, CURSOR_MEDIA_TYPE, JSONAPI_MEDIA_TYPE } from '../contracts/media-types.js'
 import { documentJson } from '../document/json-text.js'
@@ -346,6 +346,14 @@ export class RouteDocs {
     }
   }
 
+  /** The last step of an include path written from `owner`: its relationship and the type that has it. */
+  #lastStep (owner: ResolvedResource, path: string): { readonly relationship: ResolvedRelationship; readonly owner: ResolvedResource } {
+    let current = owner
+    const names = path.split('.')
+    for (const name of names.slice(0, -1)) current = this.#settings.graph.getResource((current.relationships.get(name) as ResolvedRelationship).targetType)
+    return { relationship: current.relationships.get(names[names.length - 1]) as ResolvedRelationship, owner: current }
+  }
+
   /** The query parameters of a route that returns resources of `resource` (`collection`: a page of them). */
   #query (resource: ResolvedResource, collection: boolean, documents = true, linkage?: ResolvedRelationship): JsonSchema {
     const c = this.components
@@ -361,6 +369,19 @@ export class RouteDocs {
       }
       for (const type of [resource, ...types.filter((other) => other !== resource)]) {
         properties[`fields[${type.type}]`] = { allOf: [c.ref(c.of(type, 'fields'))], description: `The fields of \`${type.type}\` to return, comma-separated (all by default).` }
+      }
+      const owner = linkage === undefined ? resource : this.#settings.graph.getResource(linkage.ownerType)
+      const written = linkage === undefined ? paths : c.linkageIncludePaths(linkage, limits).paths.filter((path) => path !== linkage.name)
+      for (const path of written) {
+        const step = this.#lastStep(owner, path)
+        if (!step.relationship.toMany) continue
+        const { size, maxSize } = includePage(step.relationship, step.owner, this.#settings.graph.getResource(step.relationship.targetType), limits)
+        properties[`page[${path}][size]`] = {
+          type: 'integer',
+          minimum: 1,
+          maximum: maxSize,
+          description: `With \`${path}\` in \`include\`: the most \`${step.relationship.targetType}\` resources included per \`${step.owner.type}\` (default ${size}), by id; each relationship object tells \`meta.count\` and links \`next\` to the rest.`,
+        }
       }
     }
     if (!collection) return { type: 'object', properties }

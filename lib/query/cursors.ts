@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { CursorPosition, CursorValue } from './query-tree.js'
+import { printSort, type CursorPosition, type CursorValue, type SortNode } from './query-tree.js'
+import { printFilter, type FilterNode } from '../schema/filter-nodes.js'
 
 /** The JSON:API cursor pagination profile: its URI names it in `Accept` and `Content-Type`. */
 export const CURSOR_PAGINATION_PROFILE = 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination'
@@ -14,6 +15,14 @@ export const CURSOR_ERROR_TYPES = Object.freeze({
   rangePaginationNotSupported: `${CURSOR_PAGINATION_PROFILE}/range-pagination-not-supported`,
   invalidParameterValue: `${CURSOR_PAGINATION_PROFILE}/#errors-invalid-query-parameter`,
 })
+
+/**
+ * What a cursor is bound to (`CursorWindow.context`): the collection (`user`, `user/1/computers`,
+ * `user/1/relationships/computers`), its order (the keys of `keysetKeys`) and its filter, canonically written.
+ */
+export function cursorContext (collection: string, keys: readonly SortNode[], filter: FilterNode | undefined): string {
+  return JSON.stringify([collection, printSort(keys), filter === undefined ? null : printFilter(filter)])
+}
 
 /** A secret that signs cursors: a string (UTF-8) or bytes, at least {@link MIN_SECRET_BYTES} long. */
 export type CursorSecret = string | Uint8Array

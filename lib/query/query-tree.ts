@@ -11,6 +11,11 @@ export interface IncludeNode {
   readonly kind: 'include'
   readonly relationship: string
   readonly children: readonly IncludeNode[]
+  /**
+   * A to-many step: the most related resources read per owner (the request's `page[<path>][size]`, or the declared
+   * or configured default). Undefined for a to-one step.
+   */
+  readonly size?: number
 }
 
 /** One to-one step of a sort path. */
@@ -96,8 +101,8 @@ export interface QueryTree {
   readonly filterParts?: ReadonlyArray<{ readonly parameter: string; readonly node: FilterNode }>
 }
 
-export function includeNode (relationship: string, children: readonly IncludeNode[] = []): IncludeNode {
-  return Object.freeze({ kind: 'include', relationship, children: Object.freeze([...children]) })
+export function includeNode (relationship: string, children: readonly IncludeNode[] = [], size?: number): IncludeNode {
+  return Object.freeze({ kind: 'include', relationship, children: Object.freeze([...children]), ...(size === undefined ? {} : { size }) })
 }
 
 export function sortNode (path: readonly SortStep[], attribute: ResolvedAttribute, descending = false): SortNode {

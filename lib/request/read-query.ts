@@ -1,13 +1,13 @@
-import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import {
-  includeNode, keysetKeys, pageNode, printSort, queryTree, sortNode,
+  includeNode, keysetKeys, pageNode, queryTree, sortNode,
   type CursorPosition, type IncludeNode, type PageNode, type QueryTree, type SortNode, type SortStep,
 } from '../query/query-tree.js'
-import { printFilter, type FilterNode } from '../schema/filter-nodes.js'
-import { CURSOR_ERROR_TYPES, type CursorCodec } from '../query/cursors.js'
+import type { FilterNode } from '../schema/filter-nodes.js'
+import { CURSOR_ERROR_TYPES, cursorContext, type CursorCodec } from '../query/cursors.js'
 import { readFilterParts } from './read-filter.js'
-import type { QueryLimits, SortLimits } from '../contracts/query-limits.js'
+import { includePage, type QueryLimits, type SortLimits } from '../contracts/query-limits.js'
 import { queryTextOf, type KeptQueries } from './raw-query.js'
 
 /** What cursor pagination of a collection needs to read the request's cursors. */
@@ -26,6 +26,13 @@ export interface CursorReading {
 type RawQuery = Readonly<Record<string, unknown>>
 
 const FAMILY = /^([a-z]+)(\[[^\]]*\])?$/
+/** `page[<include path>][size]`: the page per owner of a to-many step of an include path. */
+const INCLUDE_PAGE = /^page\[([^\]]*)\]\[([^\]]*)\]$/
+/**
+ * On the query of a relationship route rewritten by {@link linkageIncludeQuery}: what its include paths lost, the
+ * relationship's name and a dot, which the paths of its `page[<path>][size]` parameters still carry.
+ */
+const INCLUDE_PREFIX: unique symbol = Symbol('fastify-jsonapi.includePrefix')
 
 function invalid (parameter: string, detail: string): Error {
   return jsonApiError('FJA_INVALID_QUERY_PARAMETER', { detail, source: { parameter } })
@@ -62,6 +69,10 @@ export function readQuery (raw: RawQuery, resource: ResolvedResource, graph: Res
 
 function read (raw: RawQuery, names: readonly string[], resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, collection: boolean, cursors?: CursorReading): QueryTree {
   for (const name of names) {
+    const paged = INCLUDE_PAGE.exec(name)
+    if (paged !== null && paged[2] !== 'size') {
+      throw invalid(name, `'${name}' is not a supported query parameter: the page of an include path has a size only, 'page[${paged[1]}][size]'`)
+    }
     const family = FAMILY.exec(name)
     if (family === null) continue
     const [, base, bracket] = family
@@ -75,7 +86,7 @@ function read (raw: RawQuery, names: readonly string[], resource: ResolvedResour
     throw invalid(name, `'${name}' is not a supported query parameter (JSON:API reserves all-lowercase names)`)
   }
   const fields = readFields(raw, graph)
-  const include = readInclude(single(raw, 'include'), resource, graph, limits)
+  const include = readInclude(single(raw, 'include'), resource, graph, limits, includePages(raw))
   const { filter, parts } = collection ? readFilterParts(raw, resource, graph, limits.filter) : { filter: undefined, parts: [] }
   const sort = collection ? readSort(single(raw, 'sort'), resource, graph, limits.sort) : []
   const page = !collection
@@ -126,21 +137,59 @@ function includePaths (value: string, limits: QueryLimits): Map<string, string[]
   return stepped
 }
 
+/** A `page[<path>][size]` parameter: its name and value. */
+interface IncludePage {
+  readonly parameter: string
+  readonly value: string
+}
+
+/**
+ * The `page[<path>][size]` parameters of a query, by path (written from the resource of the request: on a relationship
+ * route rewritten by {@link linkageIncludeQuery}, without the relationship's name that each must start with).
+ */
+function includePages (raw: RawQuery): Map<string, IncludePage> {
+  const pages = new Map<string, IncludePage>()
+  const prefix = (raw as { readonly [INCLUDE_PREFIX]?: string })[INCLUDE_PREFIX]
+  for (const name of Object.keys(raw)) {
+    const paged = INCLUDE_PAGE.exec(name)
+    if (paged === null) continue
+    let path = paged[1]
+    if (prefix !== undefined) {
+      if (`${path}.` === prefix) {
+        throw invalid(name, `the page of the relationship's own linkage is 'page[size]'; 'page[<path>][size]' pages the to-many steps that follow it ('page[${path}.<relationship>][size]')`)
+      }
+      if (!path.startsWith(prefix)) {
+        throw invalid(name, `'${path}' is not a to-many step of an include path of this request (on a relationship route each path starts with '${prefix}')`)
+      }
+      path = path.slice(prefix.length)
+    }
+    pages.set(path, { parameter: name, value: single(raw, name) ?? '' })
+  }
+  return pages
+}
+
 /**
  * Reads `include`: at most `maxIncludePaths` distinct paths (a path given twice counts once; `a` and `a.b` are two),
- * each at most `maxIncludeDepth` relationships long.
+ * each at most `maxIncludeDepth` relationships long. Each to-many step gets its page per owner: its `page[<path>][size]`
+ * (from 1 to the related type's maximum page size), else the relationship's `includeSize`, its owner's
+ * `pagination.includeSize` or the plugin's `include.pageSize`. A `page[<path>][size]` that names no to-many step of
+ * the paths is a 400 naming it.
  */
-function readInclude (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits): IncludeNode[] {
-  if (value === undefined || value === '') return []
+function readInclude (value: string | undefined, resource: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, pages: ReadonlyMap<string, IncludePage>): IncludeNode[] {
   const root = new Map<string, Map<string, unknown>>()
-  for (const [path, steps] of includePaths(value, limits)) {
+  // Every step of the paths, by its path from the resource: its relationship and the type that has it.
+  const steps = new Map<string, { readonly relationship: ResolvedRelationship; readonly owner: ResolvedResource }>()
+  for (const [path, names] of value === undefined || value === '' ? [] : includePaths(value, limits)) {
     let owner = resource
     let level = root
-    for (const step of steps) {
+    let walked = ''
+    for (const step of names) {
       const relationship = owner.relationships.get(step)
       if (relationship === undefined) {
         throw invalid('include', `'${path}': '${step}' is not a relationship of '${owner.type}'`)
       }
+      walked = walked === '' ? step : `${walked}.${step}`
+      steps.set(walked, { relationship, owner })
       let next = level.get(step) as Map<string, Map<string, unknown>> | undefined
       if (next === undefined) {
         next = new Map()
@@ -150,9 +199,42 @@ function readInclude (value: string | undefined, resource: ResolvedResource, gra
       owner = graph.getResource(relationship.targetType)
     }
   }
-  const build = (level: Map<string, unknown>): IncludeNode[] =>
-    [...level].map(([name, children]) => includeNode(name, build(children as Map<string, unknown>)))
-  return build(root)
+  for (const [path, page] of pages) {
+    if (steps.get(path)?.relationship.toMany !== true) throw notIncludeStep(path, page, resource, graph, steps.has(path))
+  }
+  const build = (level: Map<string, unknown>, prefix: string): IncludeNode[] => [...level].map(([name, children]) => {
+    const path = prefix === '' ? name : `${prefix}.${name}`
+    const { relationship, owner } = steps.get(path) as { relationship: ResolvedRelationship; owner: ResolvedResource }
+    const size = relationship.toMany ? includeSize(relationship, owner, graph, limits, pages.get(path)) : undefined
+    return includeNode(name, build(children as Map<string, unknown>, path), size)
+  })
+  return build(root, '')
+}
+
+/** The page per owner of a to-many include step: asked for (checked), or its default (see `includePage`). */
+function includeSize (relationship: ResolvedRelationship, owner: ResolvedResource, graph: ResourceGraph, limits: QueryLimits, page: IncludePage | undefined): number {
+  const { size, maxSize } = includePage(relationship, owner, graph.getResource(relationship.targetType), limits)
+  if (page === undefined) return size
+  if (!/^\d{1,9}$/.test(page.value)) throw invalid(page.parameter, `'${page.value}' is not a positive integer`)
+  const asked = Number(page.value)
+  if (asked < 1) throw invalid(page.parameter, 'must be at least 1: an included to-many relationship holds a page of its resources per owner')
+  if (asked > maxSize) throw invalid(page.parameter, `must be at most ${maxSize}, the maximum page size of '${relationship.targetType}'`)
+  return asked
+}
+
+/** Why a `page[<path>][size]` names no to-many step of the request's include paths. */
+function notIncludeStep (path: string, page: IncludePage, resource: ResolvedResource, graph: ResourceGraph, included: boolean): Error {
+  let owner = resource
+  const names = path.split('.')
+  for (const [index, step] of names.entries()) {
+    const relationship = owner.relationships.get(step)
+    if (relationship === undefined) return invalid(page.parameter, `'${step}' is not a relationship of '${owner.type}'`)
+    if (index === names.length - 1 && included) {
+      return invalid(page.parameter, `'${step}' is a to-one relationship: only the to-many steps of an include path are paged`)
+    }
+    owner = graph.getResource(relationship.targetType)
+  }
+  return invalid(page.parameter, `'${path}' is not an include path of this request: 'page[<path>][size]' pages a to-many step of 'include'`)
 }
 
 /**
@@ -164,7 +246,11 @@ function readInclude (value: string | undefined, resource: ResolvedResource, gra
  */
 export function linkageIncludeQuery (raw: RawQuery, relationship: string, limits: QueryLimits): RawQuery | undefined {
   const value = single(raw, 'include')
-  if (value === undefined || value === '') return undefined
+  if (value === undefined || value === '') {
+    const paged = Object.keys(raw).find((name) => INCLUDE_PAGE.test(name))
+    if (paged !== undefined) throw invalid(paged, `'${paged}' pages a to-many step of 'include', and this request has no 'include'`)
+    return undefined
+  }
   const rest = new Set<string>()
   for (const [path, [first, ...steps]] of includePaths(value, limits)) {
     if (first !== relationship) {
@@ -175,6 +261,7 @@ export function linkageIncludeQuery (raw: RawQuery, relationship: string, limits
   const rewritten: Record<string, unknown> = { ...raw }
   if (rest.size > 0) rewritten.include = [...rest].join(',')
   else delete rewritten.include
+  Object.defineProperty(rewritten, INCLUDE_PREFIX, { value: `${relationship}.` })
   return Object.freeze(rewritten)
 }
 
@@ -271,7 +358,7 @@ function readCursorWindow (raw: RawQuery, resource: ResolvedResource, limits: Qu
     }
   }
   const keys = keysetKeys(sort, resource)
-  const context = JSON.stringify([cursors.collection, printSort(keys), filter === undefined ? null : printFilter(filter)])
+  const context = cursorContext(cursors.collection, keys, filter)
   const position = (parameter: string, text: string | undefined): CursorPosition | undefined => {
     if (text === undefined) return undefined
     const decoded = cursors.codec.decode(text, context, keys.length)

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream'
+import type { CursorCodec } from '../query/cursors.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ResolvedResource } from '../schema/resolved.js'
 import type { FilterNode } from '../schema/filter-nodes.js'
@@ -34,6 +35,8 @@ export interface StreamSettings {
   readonly lifecycle: Lifecycle
   /** How long to wait for the client to read, in milliseconds. */
   readonly streamTimeout: number
+  /** Signs the cursors of the `next` links of included to-many pages. */
+  readonly cursors: CursorCodec
 }
 
 /**
@@ -77,7 +80,7 @@ export async function sendCollectionStream (
     })
   }
 
-  const document = new StreamedCollectionWriter(query, location)
+  const document = new StreamedCollectionWriter(query, location, settings.cursors)
   let count: number | undefined
   let tally = false
   let started!: () => void

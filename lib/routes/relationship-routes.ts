@@ -93,7 +93,7 @@ function readRelated (context: RouteContext, owner: ResolvedResource, relationsh
     const result = await service.readRelated(owner, idOf(request), relationship, query)
     const budget = relationship.toMany ? budgets.collection : singleBudget(budgets, query)
     if (relationship.toMany) return sendCollection(context, reply, query, collectionDocument(result, query, location(context, request, raw), context.cursors, budget))
-    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), true, budget).text)
+    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), true, budget, context.cursors).text)
   }
 }
 
@@ -106,7 +106,7 @@ function createRelated (context: RouteContext, owner: ResolvedResource, relation
     const input = readResourceDocument(request.body, target, 'create', undefined, implied)
     const base = location(context, request, raw)
     // Rendered inside the write's transaction: a failure while rendering leaves nothing written.
-    const { text, self } = await service.createRelated(owner, idOf(request), relationship, input, query, (result) => singleDocumentText(result, query, base))
+    const { text, self } = await service.createRelated(owner, idOf(request), relationship, input, query, (result) => singleDocumentText(result, query, base, false, undefined, context.cursors))
     return sendDocument(reply.code(201).header('location', self), context.lifecycle, text)
   }
 }
@@ -118,7 +118,7 @@ function updateRelated (context: RouteContext, owner: ResolvedResource, relation
     const query = readQuery(raw, target, context.graph, context.limits, false, undefined, context.queries)
     const base = location(context, request, raw)
     const { text } = await service.updateRelated(owner, idOf(request), relationship, (relatedId) => readResourceDocument(request.body, target, 'update', relatedId), query,
-      (result) => singleDocumentText(result, query, base, true))
+      (result) => singleDocumentText(result, query, base, true, undefined, context.cursors))
     return sendDocument(reply, context.lifecycle, text)
   }
 }

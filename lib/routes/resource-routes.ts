@@ -66,7 +66,7 @@ function readHandler (context: RouteContext, resource: ResolvedResource): Handle
     const service = services instanceof ResourceService ? services : await services
     const query = readQuery(raw, resource, context.graph, context.limits, false, undefined, context.queries)
     const result = await service.read(resource, idOf(request), query)
-    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), false, singleBudget(budgets, query)).text)
+    return sendDocument(reply, context.lifecycle, singleDocumentText(result, query, location(context, request, raw), false, singleBudget(budgets, query), context.cursors).text)
   }
 }
 
@@ -79,7 +79,7 @@ function createHandler (context: RouteContext, resource: ResolvedResource): Hand
     const input = readResourceDocument(request.body, resource, 'create')
     const base = location(context, request, raw)
     // Rendered inside the write (its transaction, when it has one): a failure while rendering leaves nothing written.
-    const { text, self } = await service.create(resource, input, query, '/data', (result) => singleDocumentText(result, query, base))
+    const { text, self } = await service.create(resource, input, query, '/data', (result) => singleDocumentText(result, query, base, false, undefined, context.cursors))
     return sendDocument(reply.code(201).header('location', self), context.lifecycle, text)
   }
 }
@@ -94,7 +94,7 @@ function updateHandler (context: RouteContext, resource: ResolvedResource): Hand
     const precondition = preconditionOf(context, resource, id, ifMatchHeader(request))
     const input = readResourceDocument(request.body, resource, 'update', id)
     const base = location(context, request, raw)
-    const { text } = await service.update(resource, id, input, query, '/data', precondition, (result) => singleDocumentText(result, query, base))
+    const { text } = await service.update(resource, id, input, query, '/data', precondition, (result) => singleDocumentText(result, query, base, false, undefined, context.cursors))
     return sendDocument(reply, context.lifecycle, text)
   }
 }

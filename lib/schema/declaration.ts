@@ -58,8 +58,12 @@ export interface ResourceDeclaration<
   readonly input?: { readonly create?: TObject; readonly update?: TObject }
   /** Which routes exist; all by default. */
   readonly routes?: RouteSelection
-  /** Page sizes of this resource's collections, overriding the plugin's `pagination`. */
-  readonly pagination?: { readonly defaultSize?: number; readonly maxSize?: number }
+  /**
+   * Page sizes of this resource's collections, overriding the plugin's `pagination`; `includeSize`: the page of each
+   * owner in this resource's to-many relationships when they are included, overriding the plugin's
+   * `include.pageSize` (a relationship's own `includeSize` overrides it in turn).
+   */
+  readonly pagination?: { readonly defaultSize?: number; readonly maxSize?: number; readonly includeSize?: number }
   /**
    * How collections of this type report their size in `meta.count` (see docs/querying.md):
    *
@@ -253,12 +257,12 @@ export const DECLARATION_KEYS = {
   derived: keyList<DerivedAttribute>()(['columns', 'compute']),
   operator: keyList<FilterOperator>()(['name', 'schema', 'apply']),
   foreignKey: keyList<ToOneForeignKeyDeclaration>()(['kind', 'type', 'foreignKey', 'required', 'nullable', 'readOnly', 'createOnly']),
-  inverse: keyList<InverseDeclaration>()(['kind', 'type', 'inverse', 'required', 'readOnly', 'createOnly']),
-  manyToMany: keyList<ManyToManyDeclaration>()(['kind', 'type', 'through', 'required', 'readOnly', 'createOnly']),
+  inverse: keyList<InverseDeclaration>()(['kind', 'type', 'inverse', 'required', 'readOnly', 'createOnly', 'includeSize']),
+  manyToMany: keyList<ManyToManyDeclaration>()(['kind', 'type', 'through', 'required', 'readOnly', 'createOnly', 'includeSize']),
   through: keyList<ManyToManyDeclaration['through']>()(['table', 'sourceKey', 'targetKey', 'values']),
   input: keyList<NonNullable<ResourceDeclaration['input']>>()(['create', 'update']),
   routes: keyList<RouteSelection>()(['list', 'create', 'read', 'update', 'delete']),
-  pagination: keyList<NonNullable<ResourceDeclaration['pagination']>>()(['defaultSize', 'maxSize']),
+  pagination: keyList<NonNullable<ResourceDeclaration['pagination']>>()(['defaultSize', 'maxSize', 'includeSize']),
   hooks: keyList<ResourceHooks<AttributeDeclarations, RelationshipDeclarations, unknown>>()([
     'scope', 'beforeCreate', 'beforeUpdate', 'beforeDelete', 'beforeLink', 'afterCreate', 'afterUpdate', 'afterDelete',
   ]),

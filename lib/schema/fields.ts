@@ -277,6 +277,12 @@ export interface InverseDeclaration {
   readonly readOnly?: boolean
   /** Written by a client only in a create body; every later change is a 403. */
   readonly createOnly?: boolean
+  /**
+   * A to-many relationship: the most related resources of one owner when it is included (its page per owner, with
+   * `meta.count` and `links.next`), overriding the resource's `pagination.includeSize` and the plugin's
+   * `include.pageSize`. A request sets it per path with `page[<path>][size]`.
+   */
+  readonly includeSize?: number
 }
 
 /** A many-to-many relationship through a join table. */
@@ -300,6 +306,12 @@ export interface ManyToManyDeclaration {
   readonly readOnly?: boolean
   /** Written by a client only in a create body; every later change is a 403. */
   readonly createOnly?: boolean
+  /**
+   * A to-many relationship: the most related resources of one owner when it is included (its page per owner, with
+   * `meta.count` and `links.next`), overriding the resource's `pagination.includeSize` and the plugin's
+   * `include.pageSize`. A request sets it per path with `page[<path>][size]`.
+   */
+  readonly includeSize?: number
 }
 
 /**

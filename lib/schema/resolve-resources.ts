@@ -429,7 +429,17 @@ function resolveRelationship (
     readOnly,
     createOnly,
     storage: Object.freeze(storage),
+    includeSize: includeSizeOf(type, name, relationship),
   })
+}
+
+/** A to-many relationship's `includeSize`: a positive integer; a to-one has none (it holds one resource). */
+function includeSizeOf (type: string, name: string, relationship: RelationshipDeclaration): number | undefined {
+  const size = 'includeSize' in relationship ? relationship.includeSize : undefined
+  if (size === undefined) return undefined
+  if (relationship.kind !== 'to-many') throw new ResourceConfigError(type, `${name}.includeSize`, 'applies to to-many relationships only')
+  if (!Number.isInteger(size) || size < 1) throw new ResourceConfigError(type, `${name}.includeSize`, 'must be a positive integer')
+  return size
 }
 
 /**

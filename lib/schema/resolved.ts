@@ -90,6 +90,8 @@ export interface ResolvedRelationship {
   /** Written by a client only in a create body. */
   readonly createOnly: boolean
   readonly storage: RelationshipStorage
+  /** A to-many relationship's declared page per owner when included (undefined: the resource's or the plugin's). */
+  readonly includeSize: number | undefined
 }
 
 /** The compiled input checks of a resource's write bodies. */
@@ -115,8 +117,8 @@ export interface ResolvedResource {
   readonly clientIds: ClientIdPolicy
   /** The id as a filterable, sortable pseudo-attribute named `id`. */
   readonly idAttribute: ResolvedAttribute
-  /** Page sizes of this resource (undefined: the plugin's). */
-  readonly pagination: { readonly defaultSize?: number; readonly maxSize?: number }
+  /** Page sizes of this resource (undefined: the plugin's); `includeSize`: of its to-many relationships, included. */
+  readonly pagination: { readonly defaultSize?: number; readonly maxSize?: number; readonly includeSize?: number }
   /** How collections report their size (`meta.count`): `count(*)`, the planner's estimate, or not at all. */
   readonly count: CountStrategy
   /** Whether writes of an existing resource (PATCH, DELETE, relationship routes) must carry `If-Match` (else 428). */

@@ -1,6 +1,6 @@
 import type { IncludeLayer, Repository } from '../contracts/repository.js'
 import type { ResolvedResource } from '../schema/resolved.js'
-import { resourceKey, type ResourceRow, type ResultSet } from '../contracts/result-set.js'
+import { resourceKey, type IncludedPage, type ResourceRow, type ResultSet } from '../contracts/result-set.js'
 
 const NOTHING_INCLUDED: readonly ResourceRow[] = Object.freeze([])
 const NO_LINKAGE: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>> = new Map()
@@ -10,7 +10,8 @@ type Totals = Pick<ResultSet, 'count' | 'estimatedCount' | 'hasMore' | 'cursor'>
 /**
  * Completes primary rows (all of `resource`) into a {@link ResultSet}: one query per include step, batched over every
  * owner row of that step (never one query per row), each reading only the related rows its layer lets the request
- * see. Without includes the result set is answered at once, not as a promise (an `await` of it, or an async function
+ * see; a to-many step reads a page of each owner's related rows (its layer's `page`), and notes each owner's total
+ * beside its linkage. Without includes the result set is answered at once, not as a promise (an `await` of it, or an async function
  * returning it, then takes no extra turns of the microtask queue).
  */
 export function loadIncluded (
@@ -46,6 +47,7 @@ async function loadSteps (
   const primaryKeys = reaches(include, resource.type) ? new Set(primary.map((item) => resourceKey(item.resource.type, item.id))) : undefined
   const included = new Map<string, ResourceRow>()
   const linkage = new Map<string, Map<string, string[]>>()
+  let pages: Map<string, Map<string, IncludedPage>> | undefined
 
   const follow = async (owner: ResolvedResource, owners: readonly ResourceRow[], steps: readonly IncludeLayer[]): Promise<void> => {
     if (owners.length === 0) return
@@ -55,11 +57,14 @@ async function loadSteps (
       const related = await repository.findRelated(owner, relationship, ownerIds, layer)
       const ids = new Map<string, string[]>()
       for (const id of ownerIds) ids.set(id, [])
+      const size = layer.page?.limit
+      const totals = size === undefined ? undefined : new Map<string, number>()
       // The related rows, each once, are the owners of the next steps: kept only when there are next steps.
       const next = layer.include.length > 0 ? new Map<string, ResourceRow>() : undefined
-      for (const { ownerId, row } of related) {
+      for (const { ownerId, row, total } of related) {
         const id = String(row[target.idColumn])
         ids.get(ownerId)?.push(id)
+        if (total !== undefined) totals?.set(ownerId, total)
         const key = resourceKey(target.type, id)
         const item = { resource: target, id, row }
         next?.set(key, item)
@@ -72,12 +77,26 @@ async function loadSteps (
           entry = new Map()
           linkage.set(key, entry)
         }
+        if (size === undefined || totals === undefined) {
+          entry.set(relationship.name, relatedIds)
+          continue
+        }
+        // An owner reached by two paths through the same relationship shows the larger of its two pages.
+        let paged = (pages ??= new Map()).get(key)
+        if (paged === undefined) {
+          paged = new Map()
+          pages.set(key, paged)
+        }
+        const shown = paged.get(relationship.name)
+        if (shown !== undefined && shown.size >= size) continue
         entry.set(relationship.name, relatedIds)
+        // Without a total (a repository that read every related row, ignoring the page): they are all in the linkage.
+        paged.set(relationship.name, { related: target, count: totals.get(ownerId) ?? relatedIds.length, size })
       }
       if (next !== undefined) await follow(target, [...next.values()], layer.include)
     }
   }
 
   await follow(resource, primary, include)
-  return { primary, included: [...included.values()], linkage, ...totals }
+  return { primary, included: [...included.values()], linkage, ...(pages === undefined ? {} : { pages }), ...totals }
 }

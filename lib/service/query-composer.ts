@@ -105,7 +105,10 @@ export class QueryComposer {
     })
   }
 
-  /** The include layers below rows of `resource`: relationships left out of its sparse fieldset are not followed. */
+  /**
+   * The include layers below rows of `resource`: relationships left out of its sparse fieldset are not followed. A
+   * to-many step reads a page of each owner's related rows (its node's `size`).
+   */
   includes (resource: ResolvedResource, nodes: readonly IncludeNode[], query: QueryTree): readonly IncludeLayer[] {
     if (nodes.length === 0) return NO_INCLUDES
     const rendered = selectionOf(resource, query.fields.get(resource.type)).relationships
@@ -120,7 +123,7 @@ export class QueryComposer {
           resource: target,
           where: this.scope(target),
           sort: [],
-          page: undefined,
+          page: node.size === undefined ? undefined : { offset: 0, limit: node.size },
           columns: selectionOf(target, query.fields.get(target.type)).columns,
           include: this.includes(target, node.children, query),
         },

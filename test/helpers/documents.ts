@@ -26,7 +26,10 @@ export const RELATIONSHIPS: Record<string, string[]> = {
   note: ['owner'],
 }
 
-/** A resource object as the library writes it: its links and every relationship's links (with `data` when given). */
+/**
+ * A resource object as the library writes it: its links and every relationship's links, with `data` when given — of
+ * a to-many (an array) with `meta.count`, the whole of an included relationship that fits in its page.
+ */
 export function resource (type: string, id: string, attributes: Record<string, unknown>, linkage: Record<string, unknown> = {}): Record<string, unknown> {
   const self = `${PATHS[type]}/${id}`
   return {
@@ -37,6 +40,7 @@ export function resource (type: string, id: string, attributes: Record<string, u
     relationships: Object.fromEntries(RELATIONSHIPS[type].map((name) => [name, {
       links: { self: `${self}/relationships/${name}`, related: `${self}/${name}` },
       ...(name in linkage ? { data: linkage[name] } : {}),
+      ...(Array.isArray(linkage[name]) ? { meta: { count: linkage[name].length } } : {}),
     }])),
   }
 }

@@ -205,7 +205,26 @@ t.test('the query parameters say what each family accepts', async (t) => {
   t.same(list['page[size]'].schema, { type: 'integer', minimum: 0, maximum: 1000 })
   t.same(list['page[number]'].schema, { type: 'integer', minimum: 1 })
   const detail = parameters('/users/{id}', 'get')
-  t.same(Object.keys(detail).filter((name) => !name.startsWith('fields[')).sort(), ['id', 'if-none-match', 'include'], 'no sort, filter or page on one resource (If-None-Match is a header)')
+  t.same(Object.keys(detail).filter((name) => !name.startsWith('fields[') && !/^page\[.+\]\[size\]$/.test(name)).sort(), ['id', 'if-none-match', 'include'], 'no sort, filter or page on one resource (If-None-Match is a header)')
+  // The page per owner of every to-many step of the include paths listed, on one resource and on a collection alike.
+  const includePages = (of: Record<string, any>): string[] => Object.keys(of).filter((name) => /^page\[.+\]\[size\]$/.test(name)).sort()
+  t.same(includePages(detail), includePages(list))
+  for (const name of ['page[computers][size]', 'page[group.users][size]', 'page[computers.owner.computers][size]', 'page[bio.user.posts][size]']) {
+    t.ok(detail[name], `${name} is described`)
+  }
+  for (const name of ['page[group][size]', 'page[computers.owner][size]', 'page[computers.owner.group.users][size]']) {
+    t.notOk(detail[name], `${name} is not: a to-one step, or deeper than the include depth`)
+  }
+  t.same(detail['page[computers][size]'].schema, { type: 'integer', minimum: 1, maximum: 1000 })
+  t.match(detail['page[computers][size]'].description, /default 10/)
+  const pagedLinkage = parameters('/users/{id}/relationships/computers', 'get')
+  t.ok(pagedLinkage['page[computers.owner.computers][size]'], 'a relationship route: the paths written from the owner')
+  t.notOk(pagedLinkage['page[computers][size]'], "not the linkage's own page: that is page[size]")
+  const relationship = schemas['user.resource'].properties.relationships.properties
+  t.same(relationship.computers.properties.meta, { $ref: '#/components/schemas/jsonapi.to-many-relationship-meta' }, 'a to-many relationship object has meta.count')
+  t.same(relationship.computers.properties.links, { $ref: '#/components/schemas/jsonapi.to-many-relationship-links' }, 'and links.next')
+  t.ok(schemas['jsonapi.to-many-relationship-links'].properties.next)
+  t.notOk(relationship.group.properties.meta, 'a to-one has neither')
   t.same(detail.id.schema, { $ref: '#/components/schemas/user.id' })
   t.same(schemas['user.id'].pattern, '^(?:0|[1-9][0-9]*)$')
   const linkage = parameters('/users/{id}/relationships/computers', 'get')

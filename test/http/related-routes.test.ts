@@ -146,7 +146,7 @@ t.test('GET a to-one with include and fields: one more statement per include pat
       attributes: { name: 'ada' },
       links: { self: '/users/1' },
       relationships: {
-        computers: { links: { self: '/users/1/relationships/computers', related: '/users/1/computers' }, data: identifiers('computer', ['1', '2']) },
+        computers: { links: { self: '/users/1/relationships/computers', related: '/users/1/computers' }, data: identifiers('computer', ['1', '2']), meta: { count: 2 } },
         bio: { links: { self: '/users/1/relationships/bio', related: '/users/1/bio' }, data: { type: 'user_bio', id: '1' } },
       },
     },

@@ -19,6 +19,9 @@ import type { IntegerRanges } from './integer-ranges.js'
 import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
+/** The columns of a per-owner page (see `#selectRelated`): each row's rank within its owner, and its owner's total. */
+const RANK = '__rank'
+const TOTAL = '__total'
 
 /** `table as alias`, or the table alone. */
 function tableAs (table: string, alias: string): string {
@@ -55,6 +58,11 @@ function countOf (rows: ReadonlyArray<{ count: string }>): number {
 /** Related rows with their owner's id (the owner column stays in the row: nothing reads it but this). */
 function relatedRows (rows: readonly Row[]): RelatedRow[] {
   return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row }))
+}
+
+/** The rows of per-owner pages: each with its owner's id and total (a string on PostgreSQL and MariaDB: a bigint). */
+function pagedRelatedRows (rows: readonly Row[]): RelatedRow[] {
+  return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row, total: Number(row[TOTAL]) }))
 }
 
 /** A write that requires no rows: no constraint to rely on, none it must check itself. */
@@ -413,11 +421,16 @@ export class KyselyRepository implements Repository {
     if (ownerIds.length === 0) return Promise.resolve([])
     const refused = this.#refused(layer)
     if (refused !== undefined) return refused
-    return this.#read(layer.resource, this.#execute(this.#statements && relatedShape(this.#engine, owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer)))
-      .then(relatedRows)
+    const rows = this.#read(layer.resource, this.#execute(this.#statements && relatedShape(this.#engine, owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer)))
+    return rows.then(layer.page === undefined ? relatedRows : pagedRelatedRows)
   }
 
-  /** The related rows of some owners, each with its owner's id (`__owner`), in the related id order. */
+  /**
+   * The related rows of some owners, each with its owner's id (`__owner`), in the related id order. With a window
+   * (`layer.page`), each owner's page of them, in one statement whatever the number of owners: the rows ranked within
+   * their owner by id (`row_number() over (partition by <owner key> order by <id>)`) and counted
+   * (`count(*) over (partition by <owner key>)`) in a subquery, of which only the ranks of the window are kept.
+   */
   #selectRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): CompiledQuery<Row> {
     const storage = relationship.storage
     const target = layer.resource
@@ -426,23 +439,38 @@ export class KyselyRepository implements Repository {
     const root = storage.kind === 'inverse' ? rootOf(where) : ROOT
     const selected = this.#columns(target, layer.columns, root)
     let builder
+    let ownerKey: string
     if (storage.kind === 'foreign-key') {
+      ownerKey = `o.${owner.idColumn}`
       builder = this.#db.selectFrom(`${owner.table} as o`)
         .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `o.${storage.column}`)
-        .select([...selected, `o.${owner.idColumn} as ${OWNER}`])
-        .where(this.#filters.idIn(`o.${owner.idColumn}`, ownerIds))
+        .where(this.#filters.idIn(ownerKey, ownerIds))
     } else if (storage.kind === 'inverse') {
+      ownerKey = columnOf(root, storage.column)
       builder = this.#db.selectFrom(tableAs(target.table, root))
-        .select([...selected, `${columnOf(root, storage.column)} as ${OWNER}`])
-        .where(this.#filters.idIn(columnOf(root, storage.column), ownerIds))
+        .where(this.#filters.idIn(ownerKey, ownerIds))
     } else {
+      ownerKey = `j.${storage.sourceKey}`
       builder = this.#db.selectFrom(`${storage.table} as j`)
         .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
-        .select([...selected, `j.${storage.sourceKey} as ${OWNER}`])
-        .where(this.#filters.idIn(`j.${storage.sourceKey}`, ownerIds))
+        .where(this.#filters.idIn(ownerKey, ownerIds))
     }
     if (where !== undefined) builder = builder.where(this.#filters.filter(where, target, root, new AliasCounter()))
-    return builder.orderBy(columnOf(root, target.idColumn)).compile() as CompiledQuery<Row>
+    const id = columnOf(root, target.idColumn)
+    const page = layer.page
+    if (page === undefined) return builder.select([...selected, `${ownerKey} as ${OWNER}`]).orderBy(id).compile() as CompiledQuery<Row>
+    const ranked = builder.select((eb) => [
+      ...selected,
+      eb.ref(ownerKey).as(OWNER),
+      eb.fn.agg<number>('row_number').over((over) => over.partitionBy(ownerKey as never).orderBy(id as never)).as(RANK),
+      eb.fn.countAll().over((over) => over.partitionBy(ownerKey as never)).as(TOTAL),
+    ])
+    const names = [...new Set([target.idColumn, ...layer.columns])]
+    let paged = this.#db.selectFrom(ranked.as('p'))
+      .select([...names.map((name) => `p.${name}`), `p.${OWNER}`, `p.${TOTAL}`])
+    if (page.offset > 0) paged = paged.where(`p.${RANK}`, '>', page.offset)
+    if (page.limit !== undefined) paged = paged.where(`p.${RANK}`, '<=', page.offset + page.limit)
+    return paged.orderBy(`p.${target.idColumn}`).compile() as CompiledQuery<Row>
   }
 
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {

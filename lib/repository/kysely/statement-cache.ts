@@ -245,11 +245,17 @@ export function relatedShape (engine: SqlEngine, owner: ResolvedResource, relati
   const one = ownerIds.length === 1
   // An engine that binds each id of a list has a key per number of owners: not kept.
   if (layer.where !== undefined || (!one && engine.listParameters !== 'array')) return writeRelatedShape(engine, owner, relationship, ownerIds, layer)
-  // The key depends on the relationship, the related type, the columns and whether there is one owner or several.
-  const decides = `${one ? '1' : 'n'}:${relationship.name}:${layer.resource.type}:${layer.columns.join(',')}`
+  const page = layer.page
+  if (page !== undefined && (page.offset > 0 || page.limit === undefined)) {
+    return writeRelatedShape(engine, owner, relationship, ownerIds, layer)
+  }
+  // The key depends on the relationship, the related type, the columns, whether there is one owner or several, and
+  // whether the rows are paged per owner.
+  const decides = `${one ? '1' : 'n'}:${relationship.name}:${layer.resource.type}:${layer.columns.join(',')}:${page === undefined ? '' : 'paged'}`
   const key = owner.memo.get(RELATED_KEYS, decides, () => (writeRelatedShape(engine, owner, relationship, ownerIds, layer) as StatementShape).key)
-  // The values `ShapeWriter.idIn` writes: the id, or a copy of the ids as one array.
-  return { key, values: one ? [ownerIds[0]] : [[...ownerIds]] }
+  // The values `ShapeWriter.idIn` writes: the id, or a copy of the ids as one array; then the page's last rank.
+  const ids = one ? ownerIds[0] : [...ownerIds]
+  return { key, values: page === undefined ? [ids] : [ids, page.limit] }
 }
 
 function writeRelatedShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
@@ -257,7 +263,21 @@ function writeRelatedShape (engine: SqlEngine, owner: ResolvedResource, relation
   const root = relationship.storage.kind === 'inverse' ? rootOf(layer.where) : ROOT
   writer.part(`related:${resourceKey(owner)}:${storageKey(relationship)}:${resourceKey(layer.resource)}:${root}:${layer.columns.join(',')}`)
   writer.idIn(ownerIds)
-  return writeWhere(engine, writer, layer.where, layer.resource, root) ? writer.shape() : undefined
+  if (!writeWhere(engine, writer, layer.where, layer.resource, root)) return undefined
+  const page = layer.page
+  if (page !== undefined) {
+    // `#selectRelated`'s bounds on the rank: after the offset, up to its end.
+    writer.part('paged')
+    if (page.offset > 0) {
+      writer.part('offset')
+      writer.value(page.offset)
+    }
+    if (page.limit !== undefined) {
+      writer.part('limit')
+      writer.value(page.offset + page.limit)
+    }
+  }
+  return writer.shape()
 }
 
 /** `?0?1…?n-1`: the key part of `n` values that are all different (see `ShapeWriter.value`). */

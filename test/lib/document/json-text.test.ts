@@ -10,10 +10,14 @@ import { JsonText, documentJson, quote, valueJson } from '../../../lib/document/
 import { ResourceWriter } from '../../../lib/document/resource-object.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
 import { pageNode, queryTree } from '../../../lib/query/query-tree.js'
-import { resourceKey, type ResultSet } from '../../../lib/contracts/result-set.js'
+import { resourceKey, type IncludedPage, type ResultSet } from '../../../lib/contracts/result-set.js'
+import { CursorCodec } from '../../../lib/query/cursors.js'
 import { singleDocumentText } from '../../../lib/document/write-document.js'
 import { resources } from '../../../examples/app/resources.js'
 import { resourceObjectOf } from '../../helpers/resource-object-oracle.js'
+
+/** Signs the cursors of the `next` links of included pages, for the writer and the oracle alike. */
+const CODEC = new CursorCodec()
 
 const RUNS = Number(process.env.FC_RUNS ?? 300)
 const seed = process.env.FC_SEED === undefined ? Date.now() : Number(process.env.FC_SEED)
@@ -71,32 +75,40 @@ t.test('a resource object written as text is JSON.stringify of the object, for e
       row: fc.tuple(...columns.map(() => columnValue)),
       fields: fc.option(fc.subarray(fieldNames), { nil: undefined }),
       linkage: fc.tuple(...relationships.map(() => fc.option(fc.array(oddString, { maxLength: 3 }), { nil: undefined }))),
+      // An included page of a to-many: how many related resources lie beyond it (none: it holds them all).
+      beyond: fc.tuple(...relationships.map(() => fc.option(fc.nat(3), { nil: undefined }))),
       baseUrl: fc.constantFrom('', 'https://api.example.com/v1', 'http://h/"quoted"\\path', 'https://ünï.example/😀'),
       meta: fc.option(fc.record({ page: fc.record({ cursor: oddString }) }), { nil: undefined }),
     })
-    fc.assert(fc.property(arbitrary, ({ id, row: values, fields, linkage, baseUrl, meta }) => {
+    fc.assert(fc.property(arbitrary, ({ id, row: values, fields, linkage, beyond, baseUrl, meta }) => {
       // Values that fit no declared format are skipped: only a date column gets a Date, say; derived attributes
       // compute from what they find.
       const row: Record<string, unknown> = {}
       columns.forEach((column, index) => { row[column] = values[index] })
       const links = new Map<string, readonly string[]>()
+      const pages = new Map<string, IncludedPage>()
       relationships.forEach((relationship, index) => {
         const ids = linkage[index]
         if (ids !== undefined) links.set(relationship.name, relationship.toMany ? ids : ids.slice(0, 1))
+        const more = beyond[index]
+        if (ids !== undefined && relationship.toMany && more !== undefined) {
+          pages.set(relationship.name, { related: graph.getResource(relationship.targetType), count: ids.length + more, size: Math.max(1, ids.length) })
+        }
       })
-      const result: ResultSet = { primary: [], included: [], linkage: new Map([[resourceKey(resource.type, id), links]]) }
+      const key = resourceKey(resource.type, id)
+      const result: ResultSet = { primary: [], included: [], linkage: new Map([[key, links]]), ...(pages.size === 0 ? {} : { pages: new Map([[key, pages]]) }) }
       const query = queryTree({ page: pageNode(1, 10), fields: fields === undefined ? new Map() : new Map([[resource.type, new Set(fields)]]) })
       const item = { resource, id, row }
       let expected: string
       try {
-        const object = resourceObjectOf(baseUrl, query, result, item)
+        const object = resourceObjectOf(baseUrl, query, result, item, CODEC)
         expected = JSON.stringify(meta === undefined ? object : { ...object, meta })
       } catch (error) {
         // A value the attribute's reader refuses (an integer beyond 2^53, say): the text writer refuses it too.
-        t.throws(() => new ResourceWriter(baseUrl, query, result).json(item, meta), { message: (error as Error).message })
+        t.throws(() => new ResourceWriter(baseUrl, query, result, undefined, CODEC).json(item, meta), { message: (error as Error).message })
         return true
       }
-      const written = new ResourceWriter(baseUrl, query, result).json(item, meta).json
+      const written = new ResourceWriter(baseUrl, query, result, undefined, CODEC).json(item, meta).json
       if (written !== expected) throw new Error(`${resource.type}: ${written}\n≠ ${expected}`)
       return true
     }), { ...settings, numRuns: Math.ceil(RUNS / 3) })

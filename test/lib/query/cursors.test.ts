@@ -20,7 +20,7 @@ const LIMITS: QueryLimits = {
   maxPageSize: 100,
   unpaged: 'allowed',
   maxIncludeDepth: 3,
-  maxIncludePaths: 10,
+  maxIncludePaths: 10, includePageSize: 10,
   sort: { maxKeys: 10, maxDepth: 3 },
   filter: { maxDepth: 8, maxNodes: 200, maxTextNodes: 5 },
 }

@@ -100,6 +100,27 @@ t.test('the compiled SQL: aliases, EXISTS, bound values only', async (t) => {
   t.same(await ids([{ or: [{ name: 'parts', op: 'any', val: { name: 'label', op: 'eq', val: 'y' } }, { not: { name: 'parts', op: 'any' } }] }]), [1, 3])
 })
 
+t.test("related rows paged per owner: each owner's first rows by id and its total, in one statement", async (t) => {
+  const part = graph.getResource('part')
+  const parts = sample.relationships.get('parts')!
+  const label = part.attributes.get('label')!
+  counter.reset()
+  const firstOfEach = await repository.findRelated(sample, parts, ['1', '2', '3'], layer(part, { columns: ['label'], page: { offset: 0, limit: 1 } }))
+  t.same(firstOfEach.map(({ ownerId, row, total }) => [ownerId, row.id, total]), [['1', 1, 2], ['2', 3, 1]], 'one row of each owner, with its total; none of an owner without rows')
+  t.equal(counter.count, 1, 'one statement')
+  if (postgresText) {
+    t.equal(counter.statements[0], 'select "p"."id", "p"."label", "p"."__owner", "p"."__total" from (select "id", "label", "sample_id" as "__owner", ' +
+      'row_number() over(partition by "sample_id" order by "id") as "__rank", count(*) over(partition by "sample_id") as "__total" ' +
+      'from "sample_parts" where "sample_id" = any($1)) as "p" where "p"."__rank" <= $2 order by "p"."id"')
+  }
+  const scoped = await repository.findRelated(sample, parts, ['1', '2'], layer(part, { columns: ['label'], where: compareNode(label, 'ne', 'x'), page: { offset: 0, limit: 5 } }))
+  t.same(scoped.map(({ ownerId, row, total }) => [ownerId, row.id, total]), [['1', 2, 1]], 'the total counts only the rows of the layer')
+  const second = await repository.findRelated(sample, parts, ['1'], layer(part, { page: { offset: 1, limit: 5 } }))
+  t.same(second.map(({ row, total }) => [row.id, total]), [[2, 2]], 'an offset skips the first rows of each owner')
+  const unpaged = await repository.findRelated(sample, parts, ['1'], layer(part, { page: undefined }))
+  t.same(unpaged.map(({ row, total }) => [row.id, total]), [[1, undefined], [2, undefined]], 'without a page: every row, no total')
+})
+
 t.test('a statement that names no other table names its own without an alias, its columns unqualified', async (t) => {
   const part = graph.getResource('part')
   const label = sample.attributes.get('label')
@@ -118,11 +139,11 @@ t.test('a statement that names no other table names its own without an alias, it
   if (postgresText) t.equal(counter.statements[2], 'select "id" from "sample_parts" where "sample_id" = $1 order by "id" asc')
   t.same((await repository.findMany(layer(part, { where: linkedToNode(sample, parts, '1') }))).map((row) => row.id), [1, 2], 'linked through an inverse foreign key')
   if (postgresText) t.equal(counter.statements[3], 'select "id" from "sample_parts" where "sample_id" = $1 order by "id" asc')
-  const related = await repository.findRelated(sample, parts, ['1', '2'], layer(part, { columns: ['label'], where: compareNode(part.attributes.get('label')!, 'ne', 'y') }))
+  const related = await repository.findRelated(sample, parts, ['1', '2'], layer(part, { columns: ['label'], where: compareNode(part.attributes.get('label')!, 'ne', 'y'), page: undefined }))
   t.same(related.map(({ ownerId, row }) => [ownerId, row.id]), [['1', 1], ['2', 3]], 'related rows of an inverse foreign key')
   if (postgresText) t.equal(counter.statements[4], 'select "id", "label", "sample_id" as "__owner" from "sample_parts" where "sample_id" = any($1) and "label" <> $2 order by "id"')
   // Another table in the statement: every column qualified by its alias.
-  await repository.findRelated(part, owner, ['1'], layer(sample, { columns: ['label'] }))
+  await repository.findRelated(part, owner, ['1'], layer(sample, { columns: ['label'], page: undefined }))
   if (postgresText) t.match(counter.statements[5], /^select "r0"\."id", "r0"\."label", "o"\."id" as "__owner" from "sample_parts" as "o" inner join "samples" as "r0"/, 'through a foreign key: joined, aliased')
   await repository.findMany(layer(sample, { where: existsNode(parts, part, undefined) }))
   if (postgresText) t.match(counter.statements[6], /^select "r0"\."id" from "samples" as "r0" where exists \(select 1 as "one" from "sample_parts" as "r1" where "r1"\."sample_id" = "r0"\."id"\)/, 'a subquery: aliased')

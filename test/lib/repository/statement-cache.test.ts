@@ -315,4 +315,12 @@ t.test('kept keys: a read by id alone and the related rows of a relationship tak
   t.not(relatedShape(POSTGRES, user, computers, ['6'], layer({ where: constantNode(true) }))!.key, one.key, 'a scope: another key')
   t.not(relatedShape(POSTGRES, computer, owner, ['6'], layer({ resource: user }))!.key, one.key, 'another relationship: another key')
   t.equal(relatedShape(POSTGRES, user, computers, ['7'], shared)!.key, one.key)
+  const paged = relatedShape(POSTGRES, user, computers, ['1'], layer({ page: { offset: 0, limit: 10 } }))!
+  t.not(paged.key, one.key, 'a page per owner: another key')
+  t.same(paged.values, ['1', 10], 'the id, then the last rank of the page')
+  t.equal(relatedShape(POSTGRES, user, computers, ['2'], layer({ page: { offset: 0, limit: 3 } }))!.key, paged.key, 'another size: the same key')
+  const pagedSeveral = relatedShape(POSTGRES, user, computers, ['1', '2'], layer({ page: { offset: 0, limit: 3 } }))!
+  t.not(pagedSeveral.key, paged.key)
+  t.same(pagedSeveral.values, [['1', '2'], 3])
+  t.not(relatedShape(POSTGRES, user, computers, ['1'], layer({ page: { offset: 5, limit: 3 } }))!.key, paged.key, 'an offset: another key')
 })

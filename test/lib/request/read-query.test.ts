@@ -13,7 +13,7 @@ const LIMITS: QueryLimits = {
   maxPageSize: 1000,
   unpaged: 'allowed',
   maxIncludeDepth: 3,
-  maxIncludePaths: 10,
+  maxIncludePaths: 10, includePageSize: 10,
   sort: { maxKeys: 10, maxDepth: 3 },
   filter: { maxDepth: 8, maxNodes: 200, maxTextNodes: 5 },
 }
@@ -159,6 +159,19 @@ const bad: Array<[Raw, string, { type?: string; collection?: boolean; limits?: P
   [{ included: 'computers' }, 'included'],
 ]
 
+bad.push(
+  [{ include: 'computers', 'page[computers][size]': '0' }, 'page[computers][size]'],
+  [{ include: 'computers', 'page[computers][size]': '1001' }, 'page[computers][size]'],
+  [{ include: 'computers', 'page[computers][size]': '2.5' }, 'page[computers][size]'],
+  [{ include: 'computers', 'page[computers][size]': ['2', '3'] }, 'page[computers][size]'],
+  [{ include: 'computers', 'page[posts][size]': '2' }, 'page[posts][size]'],
+  [{ 'page[computers][size]': '2' }, 'page[computers][size]'],
+  [{ include: 'group', 'page[group][size]': '2' }, 'page[group][size]'],
+  [{ include: 'computers', 'page[nope][size]': '2' }, 'page[nope][size]'],
+  [{ include: 'computers', 'page[computers][number]': '2' }, 'page[computers][number]'],
+  [{ include: 'computers', 'page[computers][size]': '2' }, 'page[computers][size]', { limits: { maxPageSize: 1 } }],
+)
+
 t.test('bad queries: a 400 naming the parameter', async (t) => {
   for (const [raw, parameter, options = {}] of bad) {
     const label = `${JSON.stringify(raw)}${options.limits === undefined ? '' : ` with ${JSON.stringify(options.limits)}`}${options.collection === false ? ' (single)' : ''}`
@@ -176,6 +189,26 @@ t.test('bad queries: a 400 naming the parameter', async (t) => {
     t.same(error.errors[0].source, { parameter }, `${label}: source.parameter`)
     t.equal(typeof error.errors[0].detail, 'string', `${label}: detail`)
   }
+})
+
+t.test('each to-many include step carries its page per owner: asked for, declared or the default', async (t) => {
+  /** The include tree as nested plain arrays: `[name, size, children]`. */
+  const sized = (nodes: readonly IncludeNode[]): unknown[] => nodes.map((node) => [node.relationship, node.size, sized(node.children)])
+  t.same(sized(read({ include: 'computers.owner.computers,group.users,bio' }).include), [
+    ['computers', 10, [['owner', undefined, [['computers', 10, []]]]]],
+    ['group', undefined, [['users', 10, []]]],
+    ['bio', undefined, []],
+  ], 'the default on every to-many step, none on a to-one')
+  t.same(sized(read({ include: 'computers.owner.computers', 'page[computers.owner.computers][size]': '3', 'page[computers][size]': '1000' }).include), [
+    ['computers', 1000, [['owner', undefined, [['computers', 3, []]]]]],
+  ], 'a size per path, each path as written')
+  t.same(sized(read({ include: 'computers' }, 'user', false, { includePageSize: 4 }).include), [['computers', 4, []]], "the plugin's include.pageSize, on a single resource too")
+  t.same(sized(read({ include: 'computers' }, 'user', true, { includePageSize: 50, maxPageSize: 20 }).include), [['computers', 20, []]], 'capped by the maximum page size')
+  const declared = resolveResources(resources.map((resource) => resource.type === 'user'
+    ? { ...resource, pagination: { includeSize: 2 }, relationships: { ...resource.relationships, posts: { ...resource.relationships!.posts, includeSize: 5 } } }
+    : resource))
+  const tree = readQuery({ include: 'computers,posts' }, declared.getResource('user'), declared, LIMITS, true).include
+  t.same(sized(tree), [['computers', 2, []], ['posts', 5, []]], "the resource's pagination.includeSize, the relationship's includeSize")
 })
 
 t.test('a query string read before by a registration gives the same parsing and the same tree; anything else is read again', async (t) => {

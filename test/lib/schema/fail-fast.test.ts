@@ -269,7 +269,7 @@ t.test('cannot declare a relationship of any kind with an unknown key', async (t
     'author', 'books', "'requird' is not an option of an inverse relationship (did you mean 'required'?)")
   assertDeclarationError(t, 'an inverse has no nullable',
     [{ ...author(), relationships: { books: { kind: 'to-many', type: 'book', inverse: 'author', nullable: true } } }, book()], 'author', 'books',
-    "'nullable' is not an option of an inverse relationship (its options: kind, type, inverse, required, readOnly, createOnly)")
+    "'nullable' is not an option of an inverse relationship (its options: kind, type, inverse, required, readOnly, createOnly, includeSize)")
   assertDeclarationError(t, 'many-to-many', tagged({ kind: 'to-many', type: 'tag', through, readonly: true }), 'book', 'tags',
     "'readonly' is not an option of a many-to-many relationship (did you mean 'readOnly'?)")
   assertDeclarationError(t, 'through', tagged({ kind: 'to-many', type: 'tag', through: { ...through, targetkey: 'x' } }), 'book', 'tags',

@@ -39,7 +39,7 @@ const graph = resolveResources([
   }),
 ])
 const [team, project, task] = ['team', 'project', 'task'].map((type) => graph.getResource(type))
-const limits = { defaultPageSize: 30, maxPageSize: 100, unpaged: 'allowed' as const, maxIncludeDepth: 3, maxIncludePaths: 10, sort: { maxKeys: 10, maxDepth: 3 }, filter: { maxDepth: 8, maxNodes: 200, maxTextNodes: 5 } }
+const limits = { defaultPageSize: 30, maxPageSize: 100, unpaged: 'allowed' as const, maxIncludeDepth: 3, maxIncludePaths: 10, includePageSize: 10, sort: { maxKeys: 10, maxDepth: 3 }, filter: { maxDepth: 8, maxNodes: 200, maxTextNodes: 5 } }
 
 function printed (node: FilterNode | undefined): unknown {
   return node === undefined ? undefined : printFilter(node)
