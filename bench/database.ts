@@ -53,6 +53,12 @@ export const ADMIN_URL = process.env.DATABASE_URL !== undefined && process.env.D
 
 export const USERS = 1000
 export const COMPUTERS_PER_USER = 3
+/**
+ * The users of the second page of 20 (ids 21–40) own this many computers each, not {@link COMPUTERS_PER_USER}: an
+ * include of theirs is paged per owner (10 of 50).
+ */
+export const MANY_COMPUTERS = 50
+export const MANY_COMPUTERS_USERS = { first: 21, last: 40 } as const
 
 /** A connection string without its password, for messages. */
 export function redact (url: string): string {
@@ -257,9 +263,9 @@ export function seedRows (): { users: Array<Record<string, unknown>>; computers:
       gender: pick(GENDERS),
       words,
     })
-    for (let n = 1; n <= COMPUTERS_PER_USER; n++) {
-      const number = (index - 1) * COMPUTERS_PER_USER + n
-      computers.push({ serial: `SN-${pad(number, 6)}`, name: pick(MODELS), owner_id: index })
+    const owned = index >= MANY_COMPUTERS_USERS.first && index <= MANY_COMPUTERS_USERS.last ? MANY_COMPUTERS : COMPUTERS_PER_USER
+    for (let n = 1; n <= owned; n++) {
+      computers.push({ serial: `SN-${pad(computers.length + 1, 6)}`, name: pick(MODELS), owner_id: index })
     }
   }
   return { users, computers }

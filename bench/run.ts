@@ -23,7 +23,7 @@
  *                       and SQLite the servers are library and hand-written
  * - `BENCH_POOL_SIZE`   pool size of every server (`pg`, `mysql2`; default 10)
  * - `BENCH_IDLE_TIMEOUT` ms an idle pool connection stays open, in every server (default 60000; see servers/serve.ts)
- * - `BENCH_SCENARIOS`   comma-separated scenario ids to run (default all: read,list,read-include,list-include,create)
+ * - `BENCH_SCENARIOS`   comma-separated scenario ids to run (default all: read,list,read-include,list-include,include-paged,create)
  * - `BENCH_PROFILE`     a directory: run the servers under `node --cpu-prof`, profiles in `<dir>/<server>-<scenario>/`
  *                       (summarize one with `node --import tsx bench/profile-summary.ts <dir>/<server>-<scenario>`)
  * - `BENCH_SCOPE`       run the scoped library too, with these scopes: `column` (a column compared with a context
@@ -42,7 +42,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import {
-  ADMIN_URL, COMPUTERS_PER_USER, DatabaseUnavailableError, ENGINE_LABELS, MYSQL_ADMIN_URL, USERS, benchEngines, createDatabase,
+  ADMIN_URL, COMPUTERS_PER_USER, DatabaseUnavailableError, MANY_COMPUTERS, MANY_COMPUTERS_USERS, ENGINE_LABELS, MYSQL_ADMIN_URL, USERS, benchEngines, createDatabase,
   createMysqlBenchDatabase, createSqliteBenchDatabase, databaseUrl, dropDatabase, dropMysqlBenchDatabase, migrateAndSeed,
   mysqlDatabaseUrl, redact, removeSqliteBenchDatabase, type BenchEngine,
 } from './database.js'
@@ -103,6 +103,8 @@ const ALL_SCENARIOS: readonly Scenario[] = [
   { id: 'list', label: 'GET /users?page[size]=20', method: 'GET', path: '/users?page[size]=20' },
   { id: 'read-include', label: 'GET /users/1?include=computers', method: 'GET', path: '/users/1?include=computers' },
   { id: 'list-include', label: 'GET /users?include=computers&page[size]=20', method: 'GET', path: '/users?include=computers&page[size]=20' },
+  // Users 21–40 own 50 computers each: 10 of each included (by id), with the count and a link to the rest.
+  { id: 'include-paged', label: 'GET /users?include=computers&page[size]=20&page[number]=2 (50 computers each)', method: 'GET', path: '/users?include=computers&page[size]=20&page[number]=2' },
   // Last: the computers it creates belong to users 101–1000, outside every read above, but keep reads first anyway.
   { id: 'create', label: 'POST /computers', method: 'POST', path: '/computers' },
 ]
@@ -914,7 +916,7 @@ function writeResults (results: readonly EngineResult[], started: Date, checks: 
     `- Node.js ${process.version}, autocannon ${autocannonVersion()}`,
     `- CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores (${os.platform()} ${os.release()})`,
     ...results.map(versionLine),
-    `- Data: the example app's schema, ${USERS.toLocaleString('en-US')} users × ${COMPUTERS_PER_USER} computers, in a fresh database`,
+    `- Data: the example app's schema, ${USERS.toLocaleString('en-US')} users × ${COMPUTERS_PER_USER} computers (users ${MANY_COMPUTERS_USERS.first}–${MANY_COMPUTERS_USERS.last}: ${MANY_COMPUTERS} each), in a fresh database`,
     `- Load: autocannon, ${CONNECTIONS} connections; per scenario ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each on a ` +
       `fresh process of every server (127.0.0.1, ${pools}): ${WARMUP} s of ` +
       `warm-up per server, then ${DURATION} s measured per server in slices of ${sliceSeconds()} s that alternate between ` +
@@ -1061,7 +1063,7 @@ async function main (): Promise<number> {
   for (const plan of PLANS) {
     const { url, version } = await prepareDatabase(plan.engine, epoch)
     await migrateAndSeed(url, plan.engine)
-    console.log(`${prefixOf(plan)}seeded ${USERS} users × ${COMPUTERS_PER_USER} computers`)
+    console.log(`${prefixOf(plan)}seeded ${USERS} users × ${COMPUTERS_PER_USER} computers (users ${MANY_COMPUTERS_USERS.first}–${MANY_COMPUTERS_USERS.last}: ${MANY_COMPUTERS} each)`)
 
     const verified = await verify(plan, url, scenarios)
     for (const check of verified.notes) console.log(`check: ${check}`)

@@ -3,6 +3,7 @@
  * `display_name` and `YYYY-MM-DD` dates as the example application), their query-parameter checks and their error
  * documents. Nothing of fastify-jsonapi is imported.
  */
+import { createHmac } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 
 export const MEDIA_TYPE = 'application/vnd.api+json'
@@ -13,6 +14,10 @@ export const COMPUTER_RELATIONSHIPS = ['owner', 'user']
 export const DEFAULT_PAGE_SIZE = 30
 export const MAX_PAGE_SIZE = 1000
 export const INTEGER_ID = /^(?:0|[1-9]\d{0,9})$/
+/** The most computers of one user in an include (the library's default `include.pageSize`). */
+export const INCLUDE_PAGE_SIZE = 10
+/** The secret every benchmark server signs cursors with (the library's `pagination.cursorSecret`). */
+export const BENCH_CURSOR_SECRET = 'fastify-jsonapi benchmark: the cursors of every server alike'
 
 export type Row = Record<string, any>
 export type Query = Record<string, string | string[] | undefined>
@@ -43,18 +48,44 @@ export function displayName (row: Row): string {
   return row.name == null ? '' : String(row.name)
 }
 
-export function relationshipLinks (self: string, names: readonly string[], data?: Record<string, unknown>): Record<string, unknown> {
+/** The relationship objects of a resource; `included` holds the page of each included relationship. */
+export function relationshipLinks (self: string, names: readonly string[], included?: Record<string, IncludedPage>): Record<string, unknown> {
   const relationships: Record<string, unknown> = {}
   for (const name of names) {
-    const entry: Record<string, unknown> = { links: { self: `${self}/relationships/${name}`, related: `${self}/${name}` } }
-    if (data !== undefined && name in data) entry.data = data[name]
+    const links: Record<string, string> = { self: `${self}/relationships/${name}`, related: `${self}/${name}` }
+    const entry: Record<string, unknown> = { links }
+    const page = included?.[name]
+    if (page !== undefined) {
+      if (page.next !== undefined) links.next = `${self}/relationships/${name}?page%5Bsize%5D=${INCLUDE_PAGE_SIZE}&page%5Bafter%5D=${page.next}`
+      entry.data = page.data
+      entry.meta = { count: page.count }
+    }
     relationships[name] = entry
   }
   return relationships
 }
 
-/** A user resource object; `computers` is the linkage when computers are included. */
-export function userObject (row: Row, computers?: readonly string[]): Record<string, unknown> {
+/** An included to-many relationship of one owner: its page of linkage, its count, the cursor after its page. */
+export interface IncludedPage {
+  readonly data: ReadonlyArray<{ type: string; id: string }>
+  readonly count: number
+  readonly next?: string
+}
+
+/**
+ * The cursor of the relationship route's page after a related id (the cursor pagination profile, as the library
+ * writes it): `base64url(JSON [[id]]) "." base64url(HMAC-SHA256(secret, purpose \n context \n payload))`, the context
+ * being the route's collection, its order (`id`) and no filter.
+ */
+export function cursorAfter (collection: string, id: string): string {
+  const payload = Buffer.from(JSON.stringify([[id]]), 'utf8').toString('base64url')
+  const context = JSON.stringify([collection, 'id', null])
+  const mac = createHmac('sha256', BENCH_CURSOR_SECRET).update(`fastify-jsonapi cursor v1\n${context}\n${payload}`).digest('base64url')
+  return `${payload}.${mac}`
+}
+
+/** A user resource object; `computers` is its page of linkage when computers are included. */
+export function userObject (row: Row, computers?: ComputersPage): Record<string, unknown> {
   const id = String(row.id)
   const self = `/users/${id}`
   return {
@@ -76,7 +107,13 @@ export function userObject (row: Row, computers?: readonly string[]): Record<str
     links: { self },
     relationships: relationshipLinks(self, USER_RELATIONSHIPS, computers === undefined
       ? undefined
-      : { computers: computers.map((computerId) => ({ type: 'computer', id: computerId })) }),
+      : {
+          computers: {
+            data: computers.ids.map((computerId) => ({ type: 'computer', id: computerId })),
+            count: computers.count,
+            ...(computers.count > computers.ids.length ? { next: cursorAfter(`user/${id}/relationships/computers`, computers.ids[computers.ids.length - 1]) } : {}),
+          },
+        }),
   }
 }
 
@@ -212,17 +249,30 @@ export function handWrittenApp (): FastifyInstance {
   return app
 }
 
-/** Included computers: their resource objects, and the ids of each user's computers. */
-export interface Computers {
-  readonly included: Record<string, unknown>[]
-  readonly linkage: Map<string, string[]>
+/** One user's page of included computers: their ids (the first by id) and how many the user has. */
+export interface ComputersPage {
+  readonly ids: string[]
+  count: number
 }
 
-/** The computers of some users (rows with `owner_id`), as resource objects and as linkage per user id. */
+/** Included computers: their resource objects, and each user's page of them. */
+export interface Computers {
+  readonly included: Record<string, unknown>[]
+  readonly linkage: Map<string, ComputersPage>
+}
+
+/**
+ * The computers of some users (each user's first {@link INCLUDE_PAGE_SIZE} by id, rows with `owner_id` and the
+ * user's `total`), as resource objects and as a page of linkage per user id.
+ */
 export function computersOf (userIds: readonly string[], rows: readonly Row[]): Computers {
-  const linkage = new Map<string, string[]>(userIds.map((id) => [id, []]))
+  const linkage = new Map<string, ComputersPage>(userIds.map((id) => [id, { ids: [], count: 0 }]))
   const included = rows.map((row) => {
-    linkage.get(String(row.owner_id))?.push(String(row.id))
+    const page = linkage.get(String(row.owner_id))
+    if (page !== undefined) {
+      page.ids.push(String(row.id))
+      page.count = Number(row.total)
+    }
     return computerObject(row)
   })
   return { included, linkage }

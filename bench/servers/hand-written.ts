@@ -2,7 +2,7 @@
  * The baseline: the benchmark's five endpoints written by hand with Fastify 5 and Kysely, serving the same JSON:API
  * documents as the example application (fastify-jsonapi) does — same members, same links, same `display_name`,
  * dates as `YYYY-MM-DD` — with the same SQL shape: one query for the row or page, `count(*)` beside the page, one
- * query for the included computers. Nothing of fastify-jsonapi is imported.
+ * query for the included computers (each user's first 10 by id, and their count: window functions). Nothing of fastify-jsonapi is imported.
  *
  * One file for every engine, on the database `BENCH_DATABASE_URL` names (`serve.ts`: Kysely's `PostgresDialect`,
  * `MysqlDialect` or `SqliteDialect`), with what a good hand-written route sends on each:
@@ -20,7 +20,7 @@
  */
 import { sql } from 'kysely'
 import {
-  DEFAULT_PAGE_SIZE, INTEGER_ID, JSONAPI, MAX_PAGE_SIZE, MEDIA_TYPE, USER_COLUMNS, computerObject, computersOf, handWrittenApp,
+  DEFAULT_PAGE_SIZE, INCLUDE_PAGE_SIZE, INTEGER_ID, JSONAPI, MAX_PAGE_SIZE, MEDIA_TYPE, USER_COLUMNS, computerObject, computersOf, handWrittenApp,
   includesComputers, pageParameter, readNewComputer, sendError, userDocument, usersDocument, type Computers, type Query, type Row,
 } from './documents.js'
 import { benchDatabaseUrl, engineOfUrl, openDatabase, serve } from './serve.js'
@@ -41,12 +41,22 @@ function parseWords (row: Row): Row {
   return row
 }
 
-/** The computers of some users, as resource objects and as linkage per user id. */
+/**
+ * The computers of some users, as resource objects and as a page of linkage per user id: each user's first computers
+ * by id, ranked and counted per owner in one statement.
+ */
 async function loadComputers (userIds: readonly string[]): Promise<Computers> {
-  const rows = await db.selectFrom('computers')
-    .select(['id', 'serial', 'name', 'owner_id'])
+  const ranked = db.selectFrom('computers')
+    .select((eb) => [
+      'id', 'serial', 'name', 'owner_id',
+      eb.fn.agg<number>('row_number').over((over) => over.partitionBy('owner_id').orderBy('id')).as('rank'),
+      eb.fn.countAll().over((over) => over.partitionBy('owner_id')).as('total'),
+    ])
     .where('owner_id', postgres ? '=' : 'in', postgres ? sql<number>`any(${sql.val(userIds)})` : userIds.map(Number))
-    .orderBy('id')
+  const rows = await db.selectFrom(ranked.as('p'))
+    .select(['p.id', 'p.serial', 'p.name', 'p.owner_id', 'p.total'])
+    .where('p.rank', '<=', INCLUDE_PAGE_SIZE)
+    .orderBy('p.id')
     .execute()
   return computersOf(userIds, rows)
 }

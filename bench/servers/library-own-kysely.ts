@@ -8,10 +8,11 @@ import pg from 'pg'
 import { Kysely } from 'kysely'
 import { JsonApiPostgresDialect } from '../../lib/index.js'
 import { buildApp } from '../../examples/app/app.js'
+import { BENCH_CURSOR_SECRET } from './documents.js'
 import { POOL_SETTINGS, benchDatabaseUrl, serveBuilt } from './serve.js'
 
 const pool = new pg.Pool({ connectionString: benchDatabaseUrl(), ...POOL_SETTINGS })
 pool.on('error', () => {})
 const db = new Kysely<any>({ dialect: new JsonApiPostgresDialect({ pool }) })
 const close = (): Promise<void> => db.destroy()
-await serveBuilt(() => buildApp({ db, logger: false }), close)
+await serveBuilt(() => buildApp({ db, logger: false, cursorSecret: BENCH_CURSOR_SECRET }), close)

@@ -15,6 +15,7 @@ import { jsonApi, type AnyResourceDeclaration } from '../../lib/index.js'
 import { resources } from '../../examples/app/resources.js'
 import { openLibraryDatabase } from './library-database.js'
 import { serveBuilt } from './serve.js'
+import { BENCH_CURSOR_SECRET } from './documents.js'
 
 interface BenchContext { readonly hidden: string }
 type Scope = NonNullable<AnyResourceDeclaration['hooks']>['scope']
@@ -37,6 +38,6 @@ const scoped = resources.map((resource: AnyResourceDeclaration) => {
 const { db, close } = await openLibraryDatabase()
 await serveBuilt(async () => {
   const app = Fastify({ logger: false })
-  await app.register(jsonApi, { db, resources: scoped, context: () => ({ hidden: 'hidden' }) })
+  await app.register(jsonApi, { db, resources: scoped, context: () => ({ hidden: 'hidden' }), pagination: { cursorSecret: BENCH_CURSOR_SECRET } })
   return app
 }, close)

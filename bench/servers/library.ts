@@ -5,6 +5,7 @@
 import { buildApp } from '../../examples/app/app.js'
 import { openLibraryDatabase } from './library-database.js'
 import { serveBuilt } from './serve.js'
+import { BENCH_CURSOR_SECRET } from './documents.js'
 
 const { db, close } = await openLibraryDatabase()
-await serveBuilt(() => buildApp({ db, logger: false }), close)
+await serveBuilt(() => buildApp({ db, logger: false, cursorSecret: BENCH_CURSOR_SECRET }), close)

@@ -5,14 +5,14 @@
  * practical limit for generic code: what a developer writes for one endpoint when speed is all that matters.
  *
  * The statements are the library's in number and shape: one for the row, the page ∥ `count(*)`, one per included
- * relationship (`owner_id = any($1)`), and one `INSERT … RETURNING` for a create (a missing owner is a 404 from the
+ * relationship (`owner_id = any($1)`, each owner's first 10 by `row_number()`, counted by `count(*) over`), and one `INSERT … RETURNING` for a create (a missing owner is a 404 from the
  * foreign key violation). Nothing of fastify-jsonapi is imported.
  *
  * Started by `bench/run.ts` as a child process; see `serve.ts`.
  */
 import type { FastifyReply } from 'fastify'
 import {
-  DEFAULT_PAGE_SIZE, INTEGER_ID, JSONAPI, MAX_PAGE_SIZE, MEDIA_TYPE, computerObject, computersOf, handWrittenApp,
+  DEFAULT_PAGE_SIZE, INCLUDE_PAGE_SIZE, INTEGER_ID, JSONAPI, MAX_PAGE_SIZE, MEDIA_TYPE, computerObject, computersOf, handWrittenApp,
   includesComputers, pageParameter, readNewComputer, sendError, userDocument, usersDocument, type Computers, type Query,
   type Row,
 } from './documents.js'
@@ -23,7 +23,11 @@ const READ_USER = `${USER_SELECT} where "id" = $1`
 const FIRST_PAGE = `${USER_SELECT} order by "id" limit $1`
 const LATER_PAGE = `${USER_SELECT} order by "id" limit $1 offset $2`
 const COUNT_USERS = 'select count(*) as "count" from "users"'
-const COMPUTERS_OF = 'select "id", "serial", "name", "owner_id" from "computers" where "owner_id" = any($1) order by "id"'
+// Each user's first computers by id, and how many the user has: ranked and counted per owner in one statement.
+const COMPUTERS_OF = 'select "id", "serial", "name", "owner_id", "total" from (' +
+  'select "id", "serial", "name", "owner_id", row_number() over (partition by "owner_id" order by "id") as "rank", ' +
+  'count(*) over (partition by "owner_id") as "total" from "computers" where "owner_id" = any($1)' +
+  ') as "p" where "rank" <= $2 order by "id"'
 const CREATE_COMPUTER = 'insert into "computers" ("owner_id", "serial", "name") values ($1, $2, $3) returning "id", "serial", "name"'
 
 const pool = openPool()
@@ -35,7 +39,7 @@ function send (reply: FastifyReply, document: Record<string, unknown>): FastifyR
 
 /** The computers of some users, as resource objects and as linkage per user id. */
 async function loadComputers (userIds: readonly string[]): Promise<Computers> {
-  const { rows } = await pool.query(COMPUTERS_OF, [userIds])
+  const { rows } = await pool.query(COMPUTERS_OF, [userIds, INCLUDE_PAGE_SIZE])
   return computersOf(userIds, rows)
 }
 
