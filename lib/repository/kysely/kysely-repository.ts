@@ -1,8 +1,8 @@
 import { CompiledQuery, sql, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/fields.js'
-import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
+import type { RelationshipStorage, ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
 import {
-  StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type QueryLayer, type RelatedRow,
+  StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type PageWindow, type QueryLayer, type RelatedRow,
   type Repository, type RequiredRow, type WriteTarget,
 } from '../../contracts/repository.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
@@ -16,9 +16,13 @@ import { keysetBranches, type KeysetKey, type SidedBound } from './compile-keyse
 import { StatementCache, countShape, guardedInsertShape, insertShape, relatedShape, selectShape } from './statement-cache.js'
 import type { EnforcedForeignKeys } from './enforced-foreign-keys.js'
 import type { IntegerRanges } from './integer-ranges.js'
+import { ownerOrderOf, type OrderedKeys } from './ordered-keys.js'
 import { statementRunnerOf, type StatementRunner } from '../../database/statement-runner.js'
 
 const OWNER = '__owner'
+/** The storages of to-many relationships whose pages per owner may be read by `LATERAL`. */
+type OwnerPagedStorage = Exclude<RelationshipStorage, { kind: 'foreign-key' }>
+
 /** The columns of a per-owner page (see `#selectRelated`): each row's rank within its owner, and its owner's total. */
 const RANK = '__rank'
 const TOTAL = '__total'
@@ -154,6 +158,12 @@ export class KyselyRepository implements Repository {
    * statement, as on PostgreSQL. Shared with the repositories of its transactions.
    */
   #ranges: IntegerRanges | undefined
+  /**
+   * The to-many relationships whose related rows have an index in owner, then id order (`SqlEngine.readOrderedKeys`,
+   * read with the foreign keys): each owner's page of theirs is read by `LATERAL … LIMIT`. Shared with the
+   * repositories of its transactions.
+   */
+  #ordered: OrderedKeys | undefined
   /** The database engine below the Kysely instance (see `engineOf`): what its SQL, errors and catalog are. */
   readonly #engine: SqlEngine
   /** Compiles filters for the engine; shared with the repositories of its transactions. */
@@ -178,6 +188,7 @@ export class KyselyRepository implements Repository {
     repository.#statements = this.#statements
     repository.#filters = this.#filters
     repository.#ranges = this.#ranges
+    repository.#ordered = this.#ordered
     return repository
   }
 
@@ -202,10 +213,11 @@ export class KyselyRepository implements Repository {
 
   /**
    * Reads from the catalog which relationships stored in a row the database's foreign key constraints enforce (one
-   * statement; and, on the engines that need them, the ranges of the integer columns: one more), adding them to those
-   * read before: the plugin runs it at `ready` for each registration that uses this repository. Until it has run, and
-   * when it fails, every create that links to existing rows checks them in its own statement (and no filter value is
-   * refused before its statement).
+   * statement; and, on the engines that need them, the ranges of the integer columns: one more; on the engines with
+   * `LATERAL`, the to-many relationships indexed in owner, then id order: one more), adding them to those read before:
+   * the plugin runs it at `ready` for each registration that uses this repository. Until it has run, and when it
+   * fails, every create that links to existing rows checks them in its own statement (and no filter value is refused
+   * before its statement, and included pages rank every related row).
    *
    * @internal
    */
@@ -214,6 +226,11 @@ export class KyselyRepository implements Repository {
     if (readRanges !== undefined) {
       const ranges = await readRanges(this.#db, graph)
       this.#ranges = this.#ranges === undefined ? ranges : this.#ranges.with(ranges)
+    }
+    const readOrdered = this.#engine.readOrderedKeys
+    if (readOrdered !== undefined) {
+      const ordered = await readOrdered(this.#db, graph)
+      this.#ordered = this.#ordered === undefined ? ordered : this.#ordered.with(ordered)
     }
     const read = await this.#engine.readForeignKeys(this.#db, graph)
     this.#foreignKeys = this.#foreignKeys === undefined ? read : this.#foreignKeys.with(read)
@@ -421,15 +438,26 @@ export class KyselyRepository implements Repository {
     if (ownerIds.length === 0) return Promise.resolve([])
     const refused = this.#refused(layer)
     if (refused !== undefined) return refused
-    const rows = this.#read(layer.resource, this.#execute(this.#statements && relatedShape(this.#engine, owner, relationship, ownerIds, layer), () => this.#selectRelated(owner, relationship, ownerIds, layer)))
+    const lateral = layer.page !== undefined && this.#lateral(relationship.storage, layer.resource)
+    const rows = this.#read(layer.resource, this.#execute(this.#statements && relatedShape(this.#engine, owner, relationship, ownerIds, layer, lateral),
+      () => lateral ? this.#selectOwnerPages(owner, relationship.storage as OwnerPagedStorage, ownerIds, layer, layer.page as PageWindow) : this.#selectRelated(owner, relationship, ownerIds, layer)))
     return rows.then(layer.page === undefined ? relatedRows : pagedRelatedRows)
+  }
+
+  /** Whether each owner's page of a relationship stored so is read by `LATERAL` (see {@link OrderedKeys}). */
+  #lateral (storage: RelationshipStorage, target: ResolvedResource): boolean {
+    const ordered = this.#ordered
+    if (ordered === undefined) return false
+    const order = ownerOrderOf(storage, target)
+    return order !== undefined && ordered.has(order)
   }
 
   /**
    * The related rows of some owners, each with its owner's id (`__owner`), in the related id order. With a window
    * (`layer.page`), each owner's page of them, in one statement whatever the number of owners: the rows ranked within
    * their owner by id (`row_number() over (partition by <owner key> order by <id>)`) and counted
-   * (`count(*) over (partition by <owner key>)`) in a subquery, of which only the ranks of the window are kept.
+   * (`count(*) over (partition by <owner key>)`) in a subquery, of which only the ranks of the window are kept. (Where
+   * an index orders the related rows by owner and id, `#selectOwnerPages` reads only the pages.)
    */
   #selectRelated (owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): CompiledQuery<Row> {
     const storage = relationship.storage
@@ -471,6 +499,43 @@ export class KyselyRepository implements Repository {
     if (page.offset > 0) paged = paged.where(`p.${RANK}`, '>', page.offset)
     if (page.limit !== undefined) paged = paged.where(`p.${RANK}`, '<=', page.offset + page.limit)
     return paged.orderBy(`p.${target.idColumn}`).compile() as CompiledQuery<Row>
+  }
+
+  /**
+   * Each owner's page of related rows and its total by `LATERAL` subqueries, where an index orders the related rows by
+   * owner, then id (see {@link OrderedKeys}): for each owner `o` (its id, as `__owner`), one that counts its related
+   * rows (`__total`: that index's range, index-only where the visibility map allows) and one that reads its page in id
+   * order and stops there (an index range scan with `limit`/`offset`), so that what a page costs does not grow with
+   * the rows beyond it.
+   */
+  #selectOwnerPages (owner: ResolvedResource, storage: OwnerPagedStorage, ownerIds: readonly string[], layer: QueryLayer, page: PageWindow): CompiledQuery<Row> {
+    const target = layer.resource
+    const where = layer.where
+    const ownerKey = `o.${OWNER}`
+    // The related rows of owner `o`, the target's row aliased `ROOT`, within the layer's `where`.
+    const linked = () => {
+      const builder = storage.kind === 'inverse'
+        ? this.#db.selectFrom(`${target.table} as ${ROOT}`).whereRef(`${ROOT}.${storage.column}`, '=', ownerKey)
+        : this.#db.selectFrom(`${storage.table} as j`)
+          .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
+          .whereRef(`j.${storage.sourceKey}`, '=', ownerKey)
+      return where === undefined ? builder : builder.where(this.#filters.filter(where, target, ROOT, new AliasCounter()))
+    }
+    // In the order of the index: the join table's related column, or the related id.
+    const order = storage.kind === 'inverse' ? `${ROOT}.${target.idColumn}` : `j.${storage.targetKey}`
+    let rows = linked().select(this.#columns(target, layer.columns, ROOT)).orderBy(order)
+    if (page.limit !== undefined) rows = rows.limit(page.limit)
+    if (page.offset > 0) rows = rows.offset(page.offset)
+    const owners = this.#db.selectFrom(`${owner.table} as o`)
+      .select(`o.${owner.idColumn} as ${OWNER}`)
+      .where(this.#filters.idIn(`o.${owner.idColumn}`, ownerIds))
+    const names = [...new Set([target.idColumn, ...layer.columns])]
+    return this.#db.selectFrom(owners.as('o'))
+      .crossJoinLateral(linked().select((eb) => eb.fn.countAll().as(TOTAL)).as('t'))
+      .crossJoinLateral(rows.as('p'))
+      .select([...names.map((name) => `p.${name}`), ownerKey, `t.${TOTAL}`])
+      .orderBy(`p.${target.idColumn}`)
+      .compile() as CompiledQuery<Row>
   }
 
   insert (resource: ResolvedResource, values: ColumnValues, id: string | undefined, columns: readonly string[], requires: readonly RequiredRow[] = []): Promise<Row | undefined> {

@@ -4,6 +4,7 @@ import type { SqlEngine } from './sql-engine.js'
 import { postgresFault } from './postgres-faults.js'
 import { storageErrorFromPostgres } from './storage-error-from-postgres.js'
 import { readEnforcedForeignKeys } from './enforced-foreign-keys.js'
+import { readOrderedKeys } from './ordered-keys.js'
 import { checkDatabaseSchema } from './check-database-schema.js'
 
 /**
@@ -81,5 +82,6 @@ export const POSTGRES: SqlEngine = Object.freeze<SqlEngine>({
   storageError: storageErrorFromPostgres,
   fault: postgresFault,
   readForeignKeys: readEnforcedForeignKeys,
+  readOrderedKeys,
   checkSchema: checkDatabaseSchema,
 })

@@ -4,6 +4,7 @@ import type { ResolvedAttribute, ResourceGraph } from '../../schema/resolved.js'
 import type { DatabaseFault } from '../../errors/database-faults.js'
 import type { EnforcedForeignKeys } from './enforced-foreign-keys.js'
 import type { IntegerRanges } from './integer-ranges.js'
+import type { OrderedKeys } from './ordered-keys.js'
 
 
 /** The pattern operators of the filter language, as SQL writes them. */
@@ -129,6 +130,12 @@ export interface SqlEngine {
    * column cannot hold without an error (see `IntegerRanges`); PostgreSQL refuses such a value itself: none.
    */
   readonly readIntegerRanges?: (db: Kysely<any>, graph: ResourceGraph) => Promise<IntegerRanges>
+  /**
+   * The to-many relationships whose related rows have an index in owner, then id order, read from the catalog with the
+   * foreign keys: each owner's page of an include of theirs is then read by `LATERAL … LIMIT` (see `OrderedKeys`).
+   * An engine without it (or without `LATERAL`) ranks the related rows by window functions.
+   */
+  readonly readOrderedKeys?: (db: Kysely<any>, graph: ResourceGraph) => Promise<OrderedKeys>
   /** Checks that every table and column the declarations need exists (throws `DatabaseSchemaError`). */
   readonly checkSchema: (db: Kysely<any>, graph: ResourceGraph) => Promise<void>
 }

@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely'
 import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
-import type { QueryLayer, RequiredRow } from '../../contracts/repository.js'
+import type { PageWindow, QueryLayer, RequiredRow } from '../../contracts/repository.js'
 import { AliasCounter, ROOT, rootOf, writeFilter, writeRequired, type FilterOutput, type Scan } from './compile-filter.js'
 import type { LikeOperator, SqlEngine } from './sql-engine.js'
 
@@ -238,21 +238,23 @@ export function countShape (engine: SqlEngine, layer: QueryLayer, kind: 'count' 
 }
 
 /**
- * The shape of the related rows of some owners (see `findRelated`). The related rows of a type without a scope (an
- * include, mostly) take the keys kept for their relationship and columns.
+ * The shape of the related rows of some owners (see `findRelated`; `lateral`: each owner's page by `LATERAL`, see
+ * `#selectOwnerPages`). The related rows of a type without a scope (an include, mostly) take the keys kept for their
+ * relationship and columns.
  */
-export function relatedShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer): StatementShape | undefined {
+export function relatedShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer, lateral = false): StatementShape | undefined {
   const one = ownerIds.length === 1
-  // An engine that binds each id of a list has a key per number of owners: not kept.
-  if (layer.where !== undefined || (!one && engine.listParameters !== 'array')) return writeRelatedShape(engine, owner, relationship, ownerIds, layer)
   const page = layer.page
-  if (page !== undefined && (page.offset > 0 || page.limit === undefined)) {
-    return writeRelatedShape(engine, owner, relationship, ownerIds, layer)
+  // An engine that binds each id of a list has a key per number of owners: not kept.
+  if (layer.where !== undefined || (!one && engine.listParameters !== 'array') || (page !== undefined && (page.offset > 0 || page.limit === undefined))) {
+    return lateral && page !== undefined ? writeOwnerPagesShape(engine, owner, relationship, ownerIds, layer, page) : writeRelatedShape(engine, owner, relationship, ownerIds, layer)
   }
   // The key depends on the relationship, the related type, the columns, whether there is one owner or several, and
-  // whether the rows are paged per owner.
-  const decides = `${one ? '1' : 'n'}:${relationship.name}:${layer.resource.type}:${layer.columns.join(',')}:${page === undefined ? '' : 'paged'}`
-  const key = owner.memo.get(RELATED_KEYS, decides, () => (writeRelatedShape(engine, owner, relationship, ownerIds, layer) as StatementShape).key)
+  // how the rows are paged per owner (both forms bind the ids, then the page's last rank or its limit).
+  const decides = `${one ? '1' : 'n'}:${relationship.name}:${layer.resource.type}:${layer.columns.join(',')}:${page === undefined ? '' : lateral ? 'lateral' : 'window'}`
+  const key = owner.memo.get(RELATED_KEYS, decides, () => ((lateral && page !== undefined
+    ? writeOwnerPagesShape(engine, owner, relationship, ownerIds, layer, page)
+    : writeRelatedShape(engine, owner, relationship, ownerIds, layer)) as StatementShape).key)
   // The values `ShapeWriter.idIn` writes: the id, or a copy of the ids as one array; then the page's last rank.
   const ids = one ? ownerIds[0] : [...ownerIds]
   return { key, values: page === undefined ? [ids] : [ids, page.limit] }
@@ -276,6 +278,29 @@ function writeRelatedShape (engine: SqlEngine, owner: ResolvedResource, relation
       writer.part('limit')
       writer.value(page.offset + page.limit)
     }
+  }
+  return writer.shape()
+}
+
+/**
+ * The shape of `#selectOwnerPages` (each owner's page by `LATERAL`): the owners' ids, the `where` of the count, the
+ * `where` of the page, its limit and offset — in the order of their parameters.
+ */
+function writeOwnerPagesShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer, page: PageWindow): StatementShape | undefined {
+  const writer = new ShapeWriter(engine)
+  writer.part(`owner-pages:${resourceKey(owner)}:${storageKey(relationship)}:${resourceKey(layer.resource)}:${layer.columns.join(',')}`)
+  writer.idIn(ownerIds)
+  for (const part of ['count', 'page']) {
+    writer.part(part)
+    if (!writeWhere(engine, writer, layer.where, layer.resource, ROOT)) return undefined
+  }
+  if (page.limit !== undefined) {
+    writer.part('limit')
+    writer.value(page.limit)
+  }
+  if (page.offset > 0) {
+    writer.part('offset')
+    writer.value(page.offset)
   }
   return writer.shape()
 }

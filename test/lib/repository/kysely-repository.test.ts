@@ -119,6 +119,26 @@ t.test("related rows paged per owner: each owner's first rows by id and its tota
   t.same(second.map(({ row, total }) => [row.id, total]), [[2, 2]], 'an offset skips the first rows of each owner')
   const unpaged = await repository.findRelated(sample, parts, ['1'], layer(part, { page: undefined }))
   t.same(unpaged.map(({ row, total }) => [row.id, total]), [[1, undefined], [2, undefined]], 'without a page: every row, no total')
+
+  // An index in owner, then id order, read from the catalog at ready: on PostgreSQL each owner's page is then read by
+  // LATERAL subqueries that stop after the page; the same rows and totals.
+  await sql`create index sample_parts_sample_id_id_index on sample_parts (sample_id, id)`.execute(db)
+  const ordered = new KyselyRepository(db)
+  await ordered.readForeignKeys(graph)
+  counter.reset()
+  const again = await ordered.findRelated(sample, parts, ['1', '2', '3'], layer(part, { columns: ['label'], page: { offset: 0, limit: 1 } }))
+  t.same(again.map(({ ownerId, row, total }) => [ownerId, row.id, total]), [['1', 1, 2], ['2', 3, 1]], 'the same rows and totals')
+  if (postgresText) {
+    t.equal(counter.statements.at(-1), 'select "p"."id", "p"."label", "o"."__owner", "t"."__total" from (select "o"."id" as "__owner" from "samples" as "o" where "o"."id" = any($1)) as "o" ' +
+      'cross join lateral (select count(*) as "__total" from "sample_parts" as "r0" where "r0"."sample_id" = "o"."__owner") as "t" ' +
+      'cross join lateral (select "r0"."id", "r0"."label" from "sample_parts" as "r0" where "r0"."sample_id" = "o"."__owner" order by "r0"."id" limit $2) as "p" order by "p"."id"')
+  } else {
+    t.match(counter.statements.at(-1), /row_number\(\) over\(partition by/, 'without LATERAL: ranked by window functions whatever the indexes')
+  }
+  const scopedAgain = await ordered.findRelated(sample, parts, ['1', '2'], layer(part, { columns: ['label'], where: compareNode(label, 'ne', 'x'), page: { offset: 0, limit: 5 } }))
+  t.same(scopedAgain.map(({ ownerId, row, total }) => [ownerId, row.id, total]), [['1', 2, 1]], 'the total counts only the rows of the layer')
+  const secondAgain = await ordered.findRelated(sample, parts, ['1'], layer(part, { page: { offset: 1, limit: 5 } }))
+  t.same(secondAgain.map(({ row, total }) => [row.id, total]), [[2, 2]], 'an offset skips the first rows of each owner')
 })
 
 t.test('a statement that names no other table names its own without an alias, its columns unqualified', async (t) => {

@@ -323,4 +323,10 @@ t.test('kept keys: a read by id alone and the related rows of a relationship tak
   t.not(pagedSeveral.key, paged.key)
   t.same(pagedSeveral.values, [['1', '2'], 3])
   t.not(relatedShape(POSTGRES, user, computers, ['1'], layer({ page: { offset: 5, limit: 3 } }))!.key, paged.key, 'an offset: another key')
+  const lateral = relatedShape(POSTGRES, user, computers, ['1'], layer({ page: { offset: 0, limit: 10 } }), true)!
+  t.not(lateral.key, paged.key, 'pages read by LATERAL: another key')
+  t.same(lateral.values, ['1', 10], 'the id, then the limit')
+  t.equal(relatedShape(POSTGRES, user, computers, ['1'], layer({ page: { offset: 0, limit: 10 } }), false)!.key, paged.key, 'the window form keeps its key')
+  const lateralScoped = relatedShape(POSTGRES, user, computers, ['1'], layer({ page: { offset: 2, limit: 10 }, where: constantNode(true) }), true)!
+  t.same(lateralScoped.values, ['1', 10, 2], 'the id, the wheres of the count and the page, the limit, the offset')
 })
