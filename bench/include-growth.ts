@@ -16,12 +16,12 @@
  * default 10), `BENCH_WARMUP` (default 2), `BENCH_CONNECTIONS` (default 10), `BENCH_ROUNDS` (runs per request,
  * default 2), `BENCH_INCLUDE_COMPUTERS` (the sizes, default `3,50,1000`).
  */
-import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
+import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { migrateToLatest } from '../examples/app/migrations.js'
 import { createDatabase, databaseUrl, dropDatabase, redact, skipWithoutPostgres } from './database.js'
-import { describePlan, measureGet, numberSetting, startChildServer, type MeasuredRun } from './harness.js'
-import { scaleApp } from './scale-server.js'
+import { measureGet, numberSetting, startChildServer, type MeasuredRun } from './harness.js'
+import { serverTime, statementsOf, type Statement } from './statements.js'
 
 skipWithoutPostgres('the include-growth scenario (bench/include-growth.ts)')
 
@@ -73,40 +73,12 @@ async function seed (url: string): Promise<void> {
   }
 }
 
-/** The include statement of a request, as the library writes it (the app in-process, on a logging Kysely). */
-async function includeStatement (url: string, path: string): Promise<{ sql: string; parameters: readonly unknown[] }> {
-  const captured: Array<{ sql: string; parameters: readonly unknown[] }> = []
-  const db = new Kysely<any>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }),
-    log: (event: LogEvent) => { if (event.level === 'query') captured.push({ sql: event.query.sql, parameters: event.query.parameters }) },
-  })
-  const app = await scaleApp(db, 'exact')
-  try {
-    await app.ready()
-    captured.length = 0
-    const response = await app.inject({ method: 'GET', url: path, headers: { accept: MEDIA_TYPE } })
-    if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode} ${response.body.slice(0, 300)}`)
-  } finally {
-    await app.close()
-    await db.destroy()
-  }
-  const include = captured.find((statement) => statement.sql.includes('"__owner"'))
-  if (include === undefined) throw new Error(`${path}: no include statement among ${captured.length}`)
+/** The include statement of a request, as the library writes it. */
+async function includeStatement (url: string, path: string): Promise<Statement> {
+  const statements = await statementsOf(url, 'exact', path)
+  const include = statements.find((statement) => statement.sql.includes('"__owner"'))
+  if (include === undefined) throw new Error(`${path}: no include statement among ${statements.length}`)
   return include
-}
-
-/** Planning and execution time of a statement on the server (median of 15), and the scans of its plan. */
-async function serverTime (client: pg.Client, statement: { sql: string; parameters: readonly unknown[] }): Promise<{ ms: number; plan: string }> {
-  const times: number[] = []
-  let plan = ''
-  for (let run = 0; run < 15; run++) {
-    const { rows } = await client.query(`explain (analyze, summary, format json) ${statement.sql}`, [...statement.parameters])
-    const result = (rows[0] as { 'QUERY PLAN': Array<{ 'Planning Time': number; 'Execution Time': number; Plan: Record<string, unknown> }> })['QUERY PLAN'][0]
-    times.push(result['Planning Time'] + result['Execution Time'])
-    plan = describePlan(result.Plan)
-  }
-  times.sort((a, b) => a - b)
-  return { ms: times[Math.floor(times.length / 2)], plan }
 }
 
 const name = `fjsonapi_include_${Math.floor(Date.now() / 1000)}`

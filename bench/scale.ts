@@ -20,12 +20,13 @@
  * run, default 10), `BENCH_WARMUP` (default 2), `BENCH_CONNECTIONS` (default 10), `BENCH_ROUNDS` (runs per server and
  * request, default 2), `BENCH_SCALE_ROWS` (the table sizes, default `1000,100000`).
  */
-import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
+import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { migrateToLatest } from '../examples/app/migrations.js'
 import { createDatabase, databaseUrl, dropDatabase, redact, skipWithoutPostgres } from './database.js'
-import { describePlan, measureGet, numberSetting, startChildServer, type ChildServer as Server, type MeasuredRun as Run } from './harness.js'
-import { STRATEGIES, scaleApp, type StrategyName } from './scale-server.js'
+import { measureGet, numberSetting, startChildServer, type ChildServer as Server, type MeasuredRun as Run } from './harness.js'
+import { serverTime, statementsOf, type Statement, type Timing } from './statements.js'
+import { STRATEGIES, type StrategyName } from './scale-server.js'
 
 skipWithoutPostgres('the scale scenario (bench/scale.ts)')
 
@@ -93,28 +94,6 @@ async function fetchDocument (port: number, target: string): Promise<any> {
 
 // --- measuring -------------------------------------------------------------------------------------------------
 
-interface Statement { readonly sql: string; readonly parameters: readonly unknown[] }
-
-/** The statements of a request, as the library writes them (the scale app in-process, on a logging Kysely). */
-async function statementsOf (url: string, strategy: StrategyName, request: Request): Promise<Statement[]> {
-  const captured: Statement[] = []
-  const db = new Kysely<any>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }),
-    log: (event: LogEvent) => { if (event.level === 'query') captured.push({ sql: event.query.sql, parameters: event.query.parameters }) },
-  })
-  const app = await scaleApp(db, strategy)
-  try {
-    await app.ready()
-    captured.length = 0
-    const response = await app.inject({ method: 'GET', url: request.path, headers: { accept: MEDIA_TYPE } })
-    if (response.statusCode !== 200) throw new Error(`${request.label}: ${response.statusCode} ${response.body.slice(0, 300)}`)
-  } finally {
-    await app.close()
-    await db.destroy()
-  }
-  return captured
-}
-
 /** The statements of a request by role: the page, its count (a `count(*)` or an `EXPLAIN`) and its includes. */
 function roles (statements: readonly Statement[]): { page: Statement; count: Statement | undefined; include: Statement | undefined } {
   const count = statements.find((statement) => statement.sql.startsWith('select count(*)') || statement.sql.startsWith('explain '))
@@ -124,28 +103,6 @@ function roles (statements: readonly Statement[]): { page: Statement; count: Sta
   return { page, count, include }
 }
 
-interface Timing { readonly ms: number; readonly plan: string }
-
-/**
- * What a statement costs the server, median of 15: planning and execution time from `EXPLAIN (ANALYZE, SUMMARY)`;
- * for the estimate (itself an `EXPLAIN`), the planning time of the statement it explains, which is all it costs.
- */
-async function serverTime (client: pg.Client, statement: Statement): Promise<Timing> {
-  const estimate = statement.sql.startsWith('explain (format json) ')
-  const explained = estimate
-    ? `explain (summary, format json) ${statement.sql.slice('explain (format json) '.length)}`
-    : `explain (analyze, summary, format json) ${statement.sql}`
-  const times: number[] = []
-  let plan = ''
-  for (let run = 0; run < 15; run++) {
-    const { rows } = await client.query(explained, [...statement.parameters])
-    const result = (rows[0] as { 'QUERY PLAN': Array<{ 'Planning Time': number; 'Execution Time'?: number; Plan: Record<string, unknown> }> })['QUERY PLAN'][0]
-    times.push(result['Planning Time'] + (estimate ? 0 : result['Execution Time'] ?? 0))
-    plan = describePlan(result.Plan)
-  }
-  times.sort((a, b) => a - b)
-  return { ms: times[Math.floor(times.length / 2)], plan }
-}
 
 
 // --- main ------------------------------------------------------------------------------------------------------
@@ -212,7 +169,7 @@ try {
     await client.connect()
     try {
       for (const result of here) {
-        const { page, count, include } = roles(await statementsOf(url, result.strategy, result.request))
+        const { page, count, include } = roles(await statementsOf(url, result.strategy, result.request.path))
         result.timings = {
           page: await serverTime(client, page),
           count: count === undefined ? undefined : await serverTime(client, count),
