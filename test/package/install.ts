@@ -303,7 +303,7 @@ t.test("the app compiles with the README's tsconfig.json and serves a request on
     attributes: { name: 'ada' },
     links: { self: '/users/1' },
     relationships: {
-      computers: { links: { self: '/users/1/relationships/computers', related: '/users/1/computers' }, data: [{ type: 'computer', id: '1' }] },
+      computers: { links: { self: '/users/1/relationships/computers', related: '/users/1/computers' }, data: [{ type: 'computer', id: '1' }], meta: { count: 1 } },
     },
   })
   t.equal(result.body.included[0].attributes.serial, 'A1')
