@@ -11,8 +11,8 @@ type Totals = Pick<ResultSet, 'count' | 'estimatedCount' | 'hasMore' | 'cursor'>
  * Completes primary rows (all of `resource`) into a {@link ResultSet}: one query per include step, batched over every
  * owner row of that step (never one query per row), each reading only the related rows its layer lets the request
  * see; a to-many step reads a page of each owner's related rows (its layer's `page`), and notes each owner's total
- * beside its linkage. Without includes the result set is answered at once, not as a promise (an `await` of it, or an async function
- * returning it, then takes no extra turns of the microtask queue).
+ * beside its linkage (`ResultSet.pages`). Without includes the result set is answered at once, not as a promise (an
+ * `await` of it, or an async function returning it, then takes no extra turns of the microtask queue).
  */
 export function loadIncluded (
   repository: Repository,
