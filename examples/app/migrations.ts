@@ -173,30 +173,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropTable('notes').execute()
     },
   },
-
-  // Included to-many relationships are paged per owner: an index in owner, then id order makes each owner's page an
-  // index range scan that stops after the page (docs/performance.md). (parent.kids has one: the unique constraint.)
-  '0006_owner_order_indexes': {
-    async up (db) {
-      for (const [name, table, columns] of OWNER_ORDER_INDEXES) await db.schema.createIndex(name).on(table).columns([...columns]).execute()
-    },
-    async down (db) {
-      // MariaDB names the table of the index it drops.
-      for (const [name, table] of OWNER_ORDER_INDEXES) {
-        await (engineOf(db) === 'mysql' ? db.schema.dropIndex(name).on(table) : db.schema.dropIndex(name)).execute()
-      }
-    },
-  },
 }
-
-/** The indexes of migration 0006: name, table, columns (the owner key, then the related id). */
-const OWNER_ORDER_INDEXES = [
-  ['computers_owner_id_id_index', 'computers', ['owner_id', 'id']],
-  ['posts_user_id_id_index', 'posts', ['user_id', 'id']],
-  ['notes_owner_id_id_index', 'notes', ['owner_id', 'id']],
-  ['users_group_id_id_index', 'users', ['group_id', 'id']],
-  ['parent_to_child_associations_child_id_parent_id_index', 'parent_to_child_associations', ['child_id', 'parent_id']],
-] as const
 
 /**
  * Brings the database schema up to date. Throws when a migration fails (the failing one is rolled back).
