@@ -242,7 +242,9 @@ function notIncludeStep (path: string, page: IncludePage, resource: ResolvedReso
  * rewritten as the query of the related collection: each path is written from the owner, as in JSON:API's own example
  * (`include=comments.author` on `/articles/1/relationships/comments`), so each starts with the relationship's name —
  * the resources of the linkage, included — and the rest of each path is included from them. The limits count the
- * paths as written. Undefined when the request asks for no include.
+ * paths as written. `page[<path>][size]` parameters keep their names (errors name them as sent): the rewritten query
+ * carries the prefix their paths lose (`INCLUDE_PREFIX`). Undefined when the request asks for no include (a
+ * `page[<path>][size]` then is a 400).
  */
 export function linkageIncludeQuery (raw: RawQuery, relationship: string, limits: QueryLimits): RawQuery | undefined {
   const value = single(raw, 'include')
