@@ -151,17 +151,18 @@ async function assertMissing (t: Test, resources: Loose[], missing: MissingDatab
  */
 function readsAtReady (statement: string): boolean {
   switch (engine) {
-    case 'postgres': return statement.includes('pg_constraint')
+    case 'postgres': return statement.includes('pg_constraint') || statement.includes('pg_index')
     case 'mysql': return statement.includes('information_schema.key_column_usage') || statement.includes('column_type')
     case 'sqlite': return statement.includes('pragma_table_info')
   }
 }
 /**
  * How many statements the repository runs at ready: the foreign key constraints (none on SQLite, which names no
- * constraint), and the integer columns in one more on MariaDB and SQLite.
+ * constraint), the integer columns in one more on MariaDB and SQLite, and on PostgreSQL the indexes in owner, then
+ * id order of the to-many relationships (`OrderedKeys`) in one more.
  */
 function readsAtReadyCount (): number {
-  return engine === 'mysql' ? 2 : 1
+  return engine === 'sqlite' ? 1 : 2
 }
 /** The schema check's catalog query: `to_regclass`, `information_schema.columns`, `pragma_table_info`. */
 const CATALOG = { postgres: 'to_regclass', mysql: 'information_schema.columns', sqlite: 'pragma_table_info' }[engine]
