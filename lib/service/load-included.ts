@@ -57,14 +57,14 @@ async function loadSteps (
       const related = await repository.findRelated(owner, relationship, ownerIds, layer)
       const ids = new Map<string, string[]>()
       for (const id of ownerIds) ids.set(id, [])
-      const size = layer.page?.limit
-      const totals = size === undefined ? undefined : new Map<string, number>()
+      // A paged step: its size, and each owner's total as its rows report it.
+      const paging = layer.page?.limit === undefined ? undefined : { size: layer.page.limit, totals: new Map<string, number>() }
       // The related rows, each once, are the owners of the next steps: kept only when there are next steps.
       const next = layer.include.length > 0 ? new Map<string, ResourceRow>() : undefined
       for (const { ownerId, row, total } of related) {
         const id = String(row[target.idColumn])
         ids.get(ownerId)?.push(id)
-        if (total !== undefined) totals?.set(ownerId, total)
+        if (total !== undefined) paging?.totals.set(ownerId, total)
         const key = resourceKey(target.type, id)
         const item = { resource: target, id, row }
         next?.set(key, item)
@@ -77,7 +77,7 @@ async function loadSteps (
           entry = new Map()
           linkage.set(key, entry)
         }
-        if (size === undefined || totals === undefined) {
+        if (paging === undefined) {
           entry.set(relationship.name, relatedIds)
           continue
         }
@@ -87,6 +87,7 @@ async function loadSteps (
           paged = new Map()
           pages.set(key, paged)
         }
+        const { size, totals } = paging
         const shown = paged.get(relationship.name)
         if (shown !== undefined && shown.size >= size) continue
         entry.set(relationship.name, relatedIds)
