@@ -10,9 +10,13 @@ export type {
   AnyResourceDeclaration, CheckedDeclaration, Declared, NoDeclarations, RegisteredResources, ResourceDeclaration, UnknownKey,
 } from './schema/declaration.js'
 export type {
+  AggregateDeclaration,
+  AggregateFunction,
   AttributeDeclaration,
   AttributeDeclarations,
   ClientIdPolicy,
+  ComputedAttribute,
+  ComputedContext,
   DerivedAttribute,
   DerivedRow,
   EngineName,
@@ -43,20 +47,20 @@ export { ERROR_CODES } from './errors/error-codes.js'
 export { jsonApiClientErrorHandler, jsonApiFrameworkErrors } from './routes/framework-errors.js'
 export type { ErrorCode } from './errors/error-codes.js'
 export type {
-  ColumnValues, IncludeLayer, KeysetBound, KeysetPage, KeysetWindow, LinkTargets, PageWindow, QueryLayer, RelatedRow, Repository, RequiredRow,
+  ColumnValues, IncludeLayer, KeysetBound, KeysetPage, KeysetWindow, LinkTargets, PageWindow, QueryLayer, RelatedRow, Repository, RequiredRow, SelectedAggregate,
   StorageErrorKind, WriteTarget,
 } from './contracts/repository.js'
 export { StorageError } from './contracts/repository.js'
 export { KyselyRepository } from './repository/kysely/kysely-repository.js'
 export { DatabaseSchemaError } from './repository/kysely/check-database-schema.js'
 export type { MissingDatabaseObject, MistypedColumn, SchemaNeed } from './repository/kysely/check-database-schema.js'
-export type { CountStrategy, ResolvedAttribute, ResolvedRelationship, ResolvedResource, RelationshipStorage } from './schema/resolved.js'
+export type { AggregateSpec, CountStrategy, ResolvedAttribute, ResolvedRelationship, ResolvedResource, RelationshipStorage } from './schema/resolved.js'
 export type { CursorPosition, CursorValue, CursorWindow, ElidedValue, IncludeNode, PageNode, QueryTree, SortNode, SortStep } from './query/query-tree.js'
 export { keysetKeys } from './query/query-tree.js'
 export { CURSOR_PAGINATION_PROFILE } from './query/cursors.js'
 export type {
-  AndNode, BuiltinOperator, CompareNode, ConstantNode, CustomNode, ExistsNode, FieldCompareNode, FilterNode, FilterNodeKind, LinkedToNode,
-  NotNode, OrNode, ReferencesNode,
+  AggregateTerm, AndNode, BuiltinOperator, CompareNode, ConstantNode, CustomNode, ExistsNode, FieldCompareNode, FilterNode, FilterNodeKind, LinkedToNode,
+  NotNode, OrNode, PathStep, ReferencesNode,
 } from './schema/filter-nodes.js'
 export { andNode, compareNode, constantNode, existsNode, notNode, orNode, printFilter } from './schema/filter-nodes.js'
 export { swaggerOptions } from './openapi/swagger-options.js'

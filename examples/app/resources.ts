@@ -4,8 +4,8 @@
  * Every attribute that is stored and visible is filterable and sortable by default, so those flags are left unset.
  */
 import { Type } from '@sinclair/typebox'
-import { sql } from 'kysely'
-import { defineOperator, defineResource, defineResourceFor, defineResources, JsonApiError, type Row, type WriteInput } from '../../lib/index.js'
+import { sql, type Expression, type RawBuilder } from 'kysely'
+import { defineOperator, defineResource, defineResourceFor, defineResources, JsonApiError, type ComputedAttribute, type WriteInput } from '../../lib/index.js'
 
 /**
  * The context of a request of the example app (see `context.ts`): the acting user named by `X-User-Id`, or none for
@@ -64,20 +64,18 @@ const NullableString = () => Type.Union([Type.String(), Type.Null()])
 /** A date on the wire: `YYYY-MM-DD`. */
 const DateString = () => Type.String({ format: 'date' })
 
-/** A value counts as "set" for `display_name` when it is a non-empty string (after trimming). */
-function present (value: unknown): value is string {
-  return typeof value === 'string' && value.trim() !== ''
+/** A name part that counts as "set" for `display_name`: a string with something besides spaces; else NULL. */
+function present (part: Expression<unknown>): RawBuilder<string | null> {
+  return sql<string | null>`case when trim(${part}) <> ${sql.lit('')} then ${part} end`
 }
 
 /**
- * `display_name`: first and last name joined by one space when both are set, the one that is set when only one is,
- * `name` when neither is.
+ * `display_name`, computed by the database: first and last name joined by one space when both are set, the one that
+ * is set when only one is, `name` when neither is. One SQL expression for every engine (`concat_ws` skips NULLs), so
+ * it can be filtered, sorted and paged by cursor like a stored column.
  */
-export function displayName (row: Row): string {
-  const parts = [row.first_name, row.last_name].filter(present)
-  if (parts.length > 0) return parts.join(' ')
-  return row.name == null ? '' : String(row.name)
-}
+export const displayName: ComputedAttribute = ({ column }) =>
+  sql<string>`coalesce(nullif(concat_ws(${sql.lit(' ')}, ${present(column('first_name'))}, ${present(column('last_name'))}), ${sql.lit('')}), ${column('name')}, ${sql.lit('')})`
 
 // A person: owns computers, belongs to a group, has one bio, many posts and at most one workplace.
 export const user = defineResource({
@@ -89,11 +87,7 @@ export const user = defineResource({
     name: { schema: Type.String(), required: true },
     first_name: { schema: NullableString() },
     last_name: { schema: NullableString() },
-    display_name: {
-      schema: Type.String(),
-      readOnly: true,
-      derived: { columns: ['first_name', 'last_name', 'name'], compute: displayName },
-    },
+    display_name: { schema: Type.String(), computed: displayName },
     email: { schema: NullableString() },
     // An `integer` column: the schema keeps values in its range, so an out-of-range age is a 422 with a pointer.
     age: { schema: Type.Union([Type.Integer({ minimum: 0, maximum: 2147483647 }), Type.Null()]) },
@@ -104,6 +98,8 @@ export const user = defineResource({
     words: { schema: Type.Array(Type.String()), default: [], storage: 'native', operators: [wordsIn] },
     // Set by the column default `current_date`.
     date_create: { schema: DateString(), readOnly: true },
+    // How many computers the user owns, counted by the database; rendered when `fields[user]` names it.
+    computer_count: { schema: Type.Integer(), aggregate: { count: 'computers' } },
   },
   relationships: {
     computers: { kind: 'to-many', type: 'computer', inverse: 'owner' },
@@ -276,6 +272,8 @@ export const parent = defineResource({
   id: { column: 'id', kind: 'integer' },
   attributes: {
     name: { schema: Type.String(), required: true },
+    // How many kids the parent has (many-to-many: its association rows), counted by the database.
+    kid_count: { schema: Type.Integer(), aggregate: { count: 'kids' } },
   },
   relationships: {
     children: { kind: 'to-many', type: 'parent-to-child-association', inverse: 'parent' },

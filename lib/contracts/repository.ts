@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely'
 import type { DatabaseFault } from '../errors/database-faults.js'
 import type { Row } from '../schema/fields.js'
-import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 import type { SortNode } from '../query/query-tree.js'
-import type { FilterNode } from '../schema/filter-nodes.js'
+import type { AggregateTerm, FilterNode } from '../schema/filter-nodes.js'
 
 /** A row read for a related resource, with the id of the owner it belongs to. */
 export interface RelatedRow {
@@ -73,10 +73,21 @@ export interface QueryLayer {
    * window of each owner's related rows (see `Repository.findRelated`).
    */
   readonly page: PageWindow | undefined
-  /** Columns to select besides the id (which is always selected). */
+  /**
+   * Columns to select besides the id (which is always selected); a name of a computed attribute's value (see
+   * `ResolvedResource.computedSelects`) selects its expression under that name.
+   */
   readonly columns: readonly string[]
+  /** Aggregates to select, each under the name of its attribute's value (`selectedAs`); none when undefined. */
+  readonly aggregates?: readonly SelectedAggregate[]
   /** The relationships to include below these rows, each with the layer of its related type. */
   readonly include: readonly IncludeLayer[]
+}
+
+/** An aggregate attribute a layer selects: its value, computed within the scopes it reaches, under `selectedAs(attribute)`. */
+export interface SelectedAggregate {
+  readonly attribute: ResolvedAttribute
+  readonly term: AggregateTerm
 }
 
 /** One include step: the relationship followed and what to read of its related rows (their `where` is their scope). */

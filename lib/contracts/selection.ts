@@ -1,9 +1,14 @@
-import type { ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
 
 /** What to read and render of one resource type, from the request's sparse fieldset. */
 export interface Selection {
-  /** Columns to select besides the id: stored attributes and the columns of derived ones. */
+  /**
+   * Columns to select besides the id: stored attributes, the columns of derived ones, the names computed ones are
+   * selected as.
+   */
   readonly columns: readonly string[]
+  /** The aggregate attributes to render (selected by the layer, each with its scopes). */
+  readonly aggregates: readonly ResolvedAttribute[]
   /** Attributes to render. */
   readonly attributes: readonly string[]
   /** Relationships to render. */
@@ -27,7 +32,7 @@ export function selectionOf (resource: ResolvedResource, fieldset: ReadonlySet<s
 }
 
 function select (resource: ResolvedResource, fieldset: ReadonlySet<string> | undefined): Selection {
-  const attributes = resource.visibleAttributes.filter((attribute) => fieldset === undefined || fieldset.has(attribute.name))
+  const attributes = resource.visibleAttributes.filter((attribute) => fieldset === undefined ? attribute.inDefaultFieldset : fieldset.has(attribute.name))
   const columns = new Set<string>()
   for (const attribute of attributes) for (const column of attribute.selects) columns.add(column)
   const relationships = [...resource.relationships.values()].filter((relationship) => fieldset === undefined || fieldset.has(relationship.name))
@@ -36,6 +41,7 @@ function select (resource: ResolvedResource, fieldset: ReadonlySet<string> | und
     columns: Object.freeze([...columns]),
     attributes: Object.freeze(names),
     relationships: Object.freeze(relationships),
+    aggregates: Object.freeze(attributes.filter((attribute) => attribute.aggregate !== undefined)),
     computes: attributes.some((attribute) => attribute.derived !== undefined),
     key: `${resource.type}:${names.join(',')}:${relationships.map((relationship) => relationship.name).join(',')}`,
   }

@@ -1,4 +1,4 @@
-import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
+import { selectedAs, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource } from '../schema/resolved.js'
 import { readValue } from '../schema/value-codec.js'
 import { keysetKeys, type QueryTree } from '../query/query-tree.js'
 import { cursorContext, type CursorCodec } from '../query/cursors.js'
@@ -184,9 +184,13 @@ export class ResourceWriter {
     return selection
   }
 
-  /** The attributes of the fieldset: stored ones read from their column, derived ones computed from the row. */
+  /**
+   * The attributes of the fieldset: stored ones read from their column, derived ones computed from the row, computed
+   * ones and aggregates from the value the database computed (selected as `selectedAs`).
+   */
   #value (attribute: ResolvedAttribute, row: ResourceRow['row']): unknown {
-    return attribute.derived === undefined ? readValue(attribute, row[attribute.column as string]) : attribute.derived.compute(row)
+    if (attribute.derived !== undefined) return attribute.derived.compute(row)
+    return readValue(attribute, row[attribute.column ?? selectedAs(attribute)])
   }
 
   /**

@@ -292,6 +292,12 @@ export class OpenApiComponents {
   #attributeSchema (attribute: ResolvedAttribute): JsonSchema {
     const schema = plain(attribute.schema)
     if (attribute.readOnly || attribute.derived !== undefined) schema.readOnly = true
+    if (attribute.aggregate !== undefined) {
+      const { fn, path, of } = attribute.aggregate
+      schema.description = `Computed by the database: ${fn}(${[...path, ...(of === undefined ? [] : [of])].join('.')}), over the related resources the request may see.${attribute.inDefaultFieldset ? '' : ' Rendered only when `fields` names it.'}`
+    } else if (attribute.computed !== undefined) {
+      schema.description = 'Computed by the database from the resource\'s own columns: filterable and sortable like a stored attribute.'
+    }
     return schema
   }
 
@@ -361,6 +367,14 @@ export class OpenApiComponents {
         properties.field = { enum: comparable.map((other) => other.name), description: `Compare with another attribute (${[...FIELD_OPERATORS].join(', ')}).` }
       }
       forms.push(closed(properties, ['name', 'op']))
+    }
+    const counts = this.countNames(resource)
+    if (counts.length > 0) {
+      const numeric = (Object.keys(BUILTIN_OPERATORS) as BuiltinOperator[]).filter((op) => BUILTIN_OPERATORS[op].kinds.includes('integer'))
+      forms.push({
+        ...closed({ name: { enum: counts }, op: { enum: numeric }, val: {} }, ['name', 'op']),
+        description: 'A comparison of how many related resources a resource has (those the request may see): `count(<to-many relationship>)`, after to-one steps.',
+      })
     }
     for (const relationship of resource.relationships.values()) {
       const target = this.#graph.getResource(relationship.targetType)
@@ -469,7 +483,26 @@ export class OpenApiComponents {
     return found
   }
 
-  /** The sort keys of a type: its sortable attributes and `id`, and theirs through to-one relationships. */
+  /**
+   * The counts of the query language on a type (`count(computers)`, `count(owner.computers)`): each to-many
+   * relationship, and those reached through to-one relationships (the deepest ones are not listed).
+   */
+  countNames (resource: ResolvedResource): string[] {
+    const names: string[] = []
+    const walk = (owner: ResolvedResource, prefix: string, depth: number): void => {
+      for (const relationship of owner.relationships.values()) {
+        if (relationship.toMany) names.push(`count(${prefix}${relationship.name})`)
+      }
+      if (depth >= this.#maxIncludeDepth) return
+      for (const relationship of owner.relationships.values()) {
+        if (!relationship.toMany && names.length < MAX_LISTED_PATHS) walk(this.#graph.getResource(relationship.targetType), `${prefix}${relationship.name}.`, depth + 1)
+      }
+    }
+    walk(resource, '', 1)
+    return names
+  }
+
+  /** The sort keys of a type: its sortable attributes and `id`, and theirs through to-one relationships, and its counts. */
   sortKeys (resource: ResolvedResource): string[] {
     const keys: string[] = []
     const walk = (owner: ResolvedResource, prefix: string, depth: number): void => {
@@ -481,6 +514,6 @@ export class OpenApiComponents {
       }
     }
     walk(resource, '', 0)
-    return keys
+    return [...keys, ...this.countNames(resource)]
   }
 }

@@ -396,6 +396,9 @@ export class RouteDocs {
       if (!attribute.filterable || !(attribute.operators.has('eq') || BUILTIN_OPERATORS.eq.kinds.includes(attribute.valueKind))) continue
       properties[`filter[${attribute.name}]`] = { type: 'string', description: `Only resources whose \`${attribute.name}\` equals this value.` }
     }
+    for (const name of c.countNames(resource)) {
+      properties[`filter[${name}]`] = { type: 'string', pattern: '^(?:0|[1-9][0-9]*)$', description: `Only resources with this many related resources (\`${name}\`, those the request may see).` }
+    }
     for (const relationship of resource.relationships.values()) {
       properties[`filter[${relationship.name}_id]`] = { type: 'string', description: `Only resources related through \`${relationship.name}\` to the resource of this id.` }
     }

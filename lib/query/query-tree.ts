@@ -1,5 +1,5 @@
-import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../schema/resolved.js'
-import type { FilterNode } from '../schema/filter-nodes.js'
+import type { ResolvedAttribute, ResolvedResource } from '../schema/resolved.js'
+import type { AggregateTerm, FilterNode, PathStep } from '../schema/filter-nodes.js'
 
 /**
  * The immutable query tree: what a request asks for, read once from the query string. Stages below the request
@@ -19,23 +19,19 @@ export interface IncludeNode {
 }
 
 /** One to-one step of a sort path. */
-export interface SortStep {
-  readonly relationship: ResolvedRelationship
-  readonly target: ResolvedResource
-  /**
-   * The condition a related row must meet to give its value (the target's scope, set by the composer); a row that
-   * does not sorts as if there were none (NULL).
-   */
-  readonly where?: FilterNode
-}
+export type SortStep = PathStep
 
-/** One sort key: an attribute of the resource or of a to-one related resource (`owner.name`). */
+/**
+ * One sort key: an attribute of the resource or of a to-one related resource (`owner.name`), or an aggregate (a
+ * declared one, or `count(…)`: its `attribute` names it, its `aggregate` computes it).
+ */
 export interface SortNode {
   readonly kind: 'sort'
   /** The to-one relationships leading to the attribute's resource; empty for the resource's own attribute. */
   readonly path: readonly SortStep[]
   readonly attribute: ResolvedAttribute
   readonly descending: boolean
+  readonly aggregate?: AggregateTerm
 }
 
 /**
@@ -105,8 +101,8 @@ export function includeNode (relationship: string, children: readonly IncludeNod
   return Object.freeze({ kind: 'include', relationship, children: Object.freeze([...children]), ...(size === undefined ? {} : { size }) })
 }
 
-export function sortNode (path: readonly SortStep[], attribute: ResolvedAttribute, descending = false): SortNode {
-  return Object.freeze({ kind: 'sort', path: Object.freeze([...path]), attribute, descending })
+export function sortNode (path: readonly SortStep[], attribute: ResolvedAttribute, descending = false, aggregate?: AggregateTerm): SortNode {
+  return Object.freeze({ kind: 'sort', path: Object.freeze([...path]), attribute, descending, ...(aggregate === undefined ? {} : { aggregate }) })
 }
 
 export function pageNode (number: number, size: number, cursor?: CursorWindow): PageNode {

@@ -7,8 +7,11 @@ import { didYouMean } from '../schema/known-keys.js'
 import { BUILTIN_OPERATORS, FIELD_OPERATORS, fieldsComparable, isBuiltinOperator, operatorApplies } from '../query/builtin-operators.js'
 import {
   andNode, compareNode, customNode, existsNode, fieldCompareNode, notNode, orNode,
-  type FieldCompareNode, type FilterNode,
+  type AggregateTerm, type BuiltinOperator, type CompareNode, type FieldCompareNode, type FilterNode,
 } from '../schema/filter-nodes.js'
+import { countKey, countPath, declaredAggregate, type CountKey } from '../schema/aggregates.js'
+
+const compareWith = compareNode
 import type { FilterLimits } from '../contracts/query-limits.js'
 
 /** The comparisons that read the whole text of every row they are tried on. */
@@ -150,6 +153,8 @@ class FilterReader {
   #simple (name: string, value: string, resource: ResolvedResource): FilterNode {
     if (name === '') throw this.#fail('', 'the field name between the brackets is empty')
     this.#count('')
+    const count = this.#countName(name, resource, '', 1)
+    if (count !== undefined) return compareNode(count.attribute, 'eq', this.#coerce(count.attribute, value, ''), count.aggregate)
     const steps = name.split('.')
     const last = steps.pop() as string
     this.#deepest(1, steps.length, name, '')
@@ -170,7 +175,25 @@ class FilterReader {
     if (!BUILTIN_OPERATORS.eq.kinds.includes(resolved.valueKind)) {
       throw this.#fail('', `'${name}' (${resolved.valueKind}) cannot be compared for equality; use the JSON filter`)
     }
-    return this.#wrap(path, compareNode(resolved, 'eq', this.#coerce(resolved, value, '')))
+    return this.#wrap(path, compareNode(resolved, 'eq', this.#coerce(resolved, value, ''), this.#aggregateOf(owner, resolved)))
+  }
+
+  /** The aggregate a declared aggregate attribute computes (its scopes are put in by the composer); else undefined. */
+  #aggregateOf (owner: ResolvedResource, attribute: ResolvedAttribute): AggregateTerm | undefined {
+    return attribute.aggregate === undefined ? undefined : declaredAggregate(this.#graph, owner, attribute)
+  }
+
+  /**
+   * `count(<path>)` as a filter name at nesting `depth` (its relationship steps nest deeper): the attribute that names
+   * it and its aggregate; undefined for any other name.
+   */
+  #countName (name: string, resource: ResolvedResource, at: string, depth: number): CountKey | undefined {
+    const path = countPath(name)
+    if (path === undefined) return undefined
+    const key = countKey(this.#graph, resource, path)
+    if (typeof key === 'string') throw this.#fail(at, `'${name}': ${key}`)
+    this.#deepest(depth, key.aggregate.steps.length + 1, name, at)
+    return key
   }
 
   /**
@@ -209,15 +232,25 @@ class FilterReader {
     const { name, op } = value
     if (typeof name !== 'string' || name === '') throw this.#fail(`${path}.name`, '`name` must be a non-empty string')
     if (typeof op !== 'string') throw this.#fail(`${path}.op`, '`op` must be a string')
-    const steps = name.split('.')
-    const last = steps.pop() as string
-    this.#deepest(depth, steps.length, name, `${path}.name`)
-    const walked = this.#walk(steps, resource, `${path}.name`)
-    const relationship = walked.owner.relationships.get(last)
-    if (relationship !== undefined && !walked.owner.attributes.has(last)) {
-      return this.#wrap(walked.path, this.#relationshipFilter(relationship, value, path, depth + steps.length))
+    const count = this.#countName(name, resource, `${path}.name`, depth)
+    let walked: { path: ResolvedRelationship[]; owner: ResolvedResource }
+    let attribute: ResolvedAttribute
+    if (count === undefined) {
+      const steps = name.split('.')
+      const last = steps.pop() as string
+      this.#deepest(depth, steps.length, name, `${path}.name`)
+      walked = this.#walk(steps, resource, `${path}.name`)
+      const relationship = walked.owner.relationships.get(last)
+      if (relationship !== undefined && !walked.owner.attributes.has(last)) {
+        return this.#wrap(walked.path, this.#relationshipFilter(relationship, value, path, depth + steps.length))
+      }
+      attribute = this.#attribute(walked.owner, last, `${path}.name`)
+    } else {
+      walked = { path: [], owner: resource }
+      attribute = count.attribute
     }
-    const attribute = this.#attribute(walked.owner, last, `${path}.name`)
+    const aggregate = count?.aggregate ?? this.#aggregateOf(walked.owner, attribute)
+    const compareNode = (attribute: ResolvedAttribute, op: BuiltinOperator, value: unknown): CompareNode => compareWith(attribute, op, value, aggregate)
     this.#countValue(value.val, `${path}.val`)
     if ('field' in value) {
       return this.#wrap(walked.path, this.#fieldComparison(attribute, walked.owner, op, value, path))
@@ -276,6 +309,9 @@ class FilterReader {
     if (!FIELD_OPERATORS.has(op)) throw this.#fail(`${path}.op`, `'${op}' cannot compare two fields (eq, ne, gt, ge, lt, le)`)
     if (typeof value.field !== 'string') throw this.#fail(`${path}.field`, '`field` must be the name of an attribute')
     const other = this.#attribute(owner, value.field, `${path}.field`)
+    for (const [item, at] of [[attribute, `${path}.name`], [other, `${path}.field`]] as const) {
+      if (item.aggregate !== undefined) throw this.#fail(at, `'${item.name}' is an aggregate: compare it with a \`val\`, not a \`field\``)
+    }
     if (!fieldsComparable(attribute, other) || !BUILTIN_OPERATORS[op as 'eq'].kinds.includes(attribute.valueKind)) {
       throw this.#fail(`${path}.field`, `'${attribute.name}' (${attribute.valueKind}) cannot be compared with '${other.name}' (${other.valueKind})`)
     }

@@ -1,3 +1,4 @@
+import { countKey, countPath, declaredAggregate } from '../schema/aggregates.js'
 import type { ResolvedRelationship, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import { jsonApiError } from '../errors/error-codes.js'
 import {
@@ -279,6 +280,15 @@ function readSort (value: string | undefined, resource: ResolvedResource, graph:
     if (name === '') throw invalid('sort', 'empty sort key')
     if (seen.has(name)) throw invalid('sort', `'${name}' is given more than once`)
     seen.add(name)
+    const counted = countPath(name)
+    if (counted !== undefined) {
+      const key = countKey(graph, resource, counted)
+      if (typeof key === 'string') throw invalid('sort', `'${name}': ${key}`)
+      if (key.aggregate.steps.length > limits.maxDepth) {
+        throw invalid('sort', `'${name}' follows ${key.aggregate.steps.length} to-one relationships; at most ${limits.maxDepth} are allowed`)
+      }
+      return sortNode([], key.attribute, descending, key.aggregate)
+    }
     const steps = name.split('.')
     const last = steps.pop() as string
     if (steps.length > limits.maxDepth) {
@@ -298,7 +308,7 @@ function readSort (value: string | undefined, resource: ResolvedResource, graph:
     const within = steps.length === 0 ? '' : `'${name}': `
     if (attribute === undefined || attribute.hidden) throw invalid('sort', `${within}'${last}' is not an attribute of '${owner.type}'`)
     if (!attribute.sortable && attribute !== owner.idAttribute) throw invalid('sort', `${within}'${last}' of '${owner.type}' is not sortable`)
-    return sortNode(path, attribute, descending)
+    return sortNode(path, attribute, descending, attribute.aggregate === undefined ? undefined : declaredAggregate(graph, owner, attribute))
   })
 }
 

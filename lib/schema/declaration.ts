@@ -252,7 +252,7 @@ export const DECLARATION_KEYS = {
   ]),
   id: keyList<IdDeclaration>()(['column', 'kind', 'pattern', 'maxLength']),
   attribute: keyList<AttributeDeclaration>()([
-    'schema', 'column', 'required', 'readOnly', 'createOnly', 'hidden', 'filterable', 'sortable', 'default', 'operators', 'derived', 'storage',
+    'schema', 'column', 'required', 'readOnly', 'createOnly', 'hidden', 'filterable', 'sortable', 'default', 'operators', 'derived', 'storage', 'computed', 'aggregate', 'rendered',
   ]),
   derived: keyList<DerivedAttribute>()(['columns', 'compute']),
   operator: keyList<FilterOperator>()(['name', 'schema', 'apply']),

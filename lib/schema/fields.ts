@@ -115,6 +115,51 @@ export interface DerivedAttribute<Column extends string = string, Value = unknow
  */
 export type DerivedRow<Column extends string = string> = { readonly [K in Column]?: unknown }
 
+/**
+ * What a database-computed attribute's expression receives (see {@link AttributeDeclaration.computed}).
+ */
+export interface ComputedContext {
+  /** A column of the row, qualified with the alias of its table in the statement (only the row's own columns). */
+  readonly column: (name: string) => Expression<any>
+  /** A Kysely expression builder (not bound to the query: build expressions with it, do not run queries). */
+  readonly eb: ExpressionBuilder<any, any>
+  /** The database engine the expression is for: an attribute may write its SQL once per engine. */
+  readonly engine: EngineName
+}
+
+/**
+ * An attribute whose value the database computes from the row's own columns: one SQL expression, selected when the
+ * attribute is rendered, and written into `filter`, `sort` and cursor keys wherever the attribute is used. Constants
+ * should be `sql.lit(…)`: a bound value makes every statement that names the attribute compile anew.
+ *
+ * @example
+ * ```ts
+ * display_name: {
+ *   schema: Type.String(),
+ *   computed: ({ column }) => sql<string>`coalesce(${column('nick')}, ${column('name')})`,
+ * }
+ * ```
+ */
+export type ComputedAttribute = (context: ComputedContext) => Expression<unknown>
+
+/** The aggregate functions of a declared aggregate: `count` of the related rows, the others of a related attribute. */
+export type AggregateFunction = 'count' | 'sum' | 'min' | 'max' | 'avg'
+
+/**
+ * An attribute whose value the database computes from a to-many relationship: `count` of the related rows, or
+ * `sum`/`min`/`max`/`avg` of an attribute of theirs, given as a path of relationships (to-one steps, then the to-many
+ * one) and, for the others, the related attribute: `{ count: 'computers' }`, `{ sum: 'lines.amount' }`,
+ * `{ count: 'owner.computers' }`. It sees only the related rows the request may see (their type's scope). Read-only;
+ * not in the default fieldset unless `rendered: 'always'`. An empty set counts 0; its `sum`, `min`, `max` and `avg`
+ * are null.
+ */
+export type AggregateDeclaration =
+  | { readonly count: string }
+  | { readonly sum: string }
+  | { readonly min: string }
+  | { readonly max: string }
+  | { readonly avg: string }
+
 /** The database engines of the Kysely repository: `postgres` (PostgreSQL and PGlite), `mysql` (MariaDB and MySQL) and `sqlite`. */
 export type EngineName = 'postgres' | 'mysql' | 'sqlite'
 
@@ -241,6 +286,18 @@ export interface AttributeDeclaration {
    * would be read back as a string.
    */
   readonly storage?: 'json' | 'native'
+  /**
+   * Computes the attribute in the database from the row's own columns (see {@link ComputedAttribute}): read-only,
+   * filterable and sortable like a stored attribute, and a cursor key. For what SQL cannot compute, `derived`.
+   */
+  readonly computed?: ComputedAttribute
+  /** Computes the attribute in the database from a to-many relationship (see {@link AggregateDeclaration}). */
+  readonly aggregate?: AggregateDeclaration
+  /**
+   * Whether the attribute is in the default fieldset (`always`) or rendered only when `fields[<type>]` names it
+   * (`on-request`). Default: `on-request` for an aggregate (it costs a subquery per row), `always` otherwise.
+   */
+  readonly rendered?: 'always' | 'on-request'
 }
 
 /** A to-one relationship whose foreign key is a column of this resource's table. */

@@ -1,4 +1,4 @@
-import type { FilterOperator } from './fields.js'
+import type { AggregateFunction, FilterOperator } from './fields.js'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from './resolved.js'
 
 /** The built-in comparison operators. */
@@ -6,12 +6,44 @@ export type BuiltinOperator =
   | 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le' | 'between' | 'in_' | 'notin_' | 'is_' | 'isnot'
   | 'like' | 'notlike' | 'ilike' | 'notilike' | 'startswith' | 'endswith' | 'match'
 
-/** `attribute op value`. `value` is checked and coerced to the attribute's type (`null` only where allowed). */
+/**
+ * One to-one step of a path from a row to a related row (a sort key's `owner.name`, an aggregate's `owner.computers`).
+ */
+export interface PathStep {
+  readonly relationship: ResolvedRelationship
+  readonly target: ResolvedResource
+  /**
+   * The condition a related row must meet to give its value (the target's scope, set by the composer); a row that
+   * does not counts as if there were none (NULL).
+   */
+  readonly where?: FilterNode
+}
+
+/**
+ * An aggregate over a row's to-many relationship, reached through to-one `steps`: `count` of the related rows, or
+ * `sum`/`min`/`max`/`avg` of their attribute `of`, over the related rows within `where` (the target's scope, set by
+ * the composer). What a declared aggregate attribute and `count(…)` of the query language compute; written as a
+ * correlated subquery.
+ */
+export interface AggregateTerm {
+  readonly fn: AggregateFunction
+  readonly steps: readonly PathStep[]
+  readonly relationship: ResolvedRelationship
+  readonly target: ResolvedResource
+  readonly of: ResolvedAttribute | undefined
+  readonly where: FilterNode | undefined
+}
+
+/**
+ * `attribute op value`. `value` is checked and coerced to the attribute's type (`null` only where allowed). An
+ * aggregate attribute (declared, or `count(…)`) compares its `aggregate`.
+ */
 export interface CompareNode {
   readonly kind: 'compare'
   readonly attribute: ResolvedAttribute
   readonly op: BuiltinOperator
   readonly value: unknown
+  readonly aggregate?: AggregateTerm
 }
 
 /** `attribute op other attribute` of the same row. */
@@ -92,8 +124,12 @@ export type FilterNode =
 /** The kinds of filter node; a stage that handles filters dispatches on every one. */
 export type FilterNodeKind = FilterNode['kind']
 
-export function compareNode (attribute: ResolvedAttribute, op: BuiltinOperator, value: unknown): CompareNode {
-  return Object.freeze({ kind: 'compare', attribute, op, value })
+export function compareNode (attribute: ResolvedAttribute, op: BuiltinOperator, value: unknown, aggregate?: AggregateTerm): CompareNode {
+  return Object.freeze({ kind: 'compare', attribute, op, value, ...(aggregate === undefined ? {} : { aggregate }) })
+}
+
+export function aggregateTerm (fn: AggregateFunction, steps: readonly PathStep[], relationship: ResolvedRelationship, target: ResolvedResource, of: ResolvedAttribute | undefined, where: FilterNode | undefined): AggregateTerm {
+  return Object.freeze({ fn, steps: Object.freeze(steps.map((step) => Object.freeze({ ...step }))), relationship, target, of, where })
 }
 
 export function fieldCompareNode (attribute: ResolvedAttribute, op: FieldCompareNode['op'], other: ResolvedAttribute): FieldCompareNode {

@@ -1,11 +1,12 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { DECLARATION_KEYS, type AnyResourceDeclaration } from './declaration.js'
-import { type AttributeDeclaration, type IdKind, type RelationshipDeclaration } from './fields.js'
+import { type AggregateDeclaration, type AggregateFunction, type AttributeDeclaration, type IdKind, type RelationshipDeclaration } from './fields.js'
 import { compileInput } from './compiled-input.js'
 import { closestName, didYouMean, unknownKey, unknownKeyMessage } from './known-keys.js'
 import { Memo } from './memo.js'
+import { selectedAs } from './resolved.js'
 import type {
-  CountStrategy, RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
+  AggregateSpec, CountStrategy, RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
 } from './resolved.js'
 
 /** A resource declaration that cannot be served; thrown at registration. */
@@ -68,6 +69,7 @@ export function resolveResources (declarations: readonly AnyResourceDeclaration[
   for (const declaration of declarations) {
     resources.set(declaration.type, resolveResource(declaration, byType))
   }
+  for (const resource of resources.values()) checkAggregates(resource, resources)
   const list = Object.freeze([...resources.values()])
   return Object.freeze({
     resources: list,
@@ -78,6 +80,33 @@ export function resolveResources (declarations: readonly AnyResourceDeclaration[
       return resource
     },
   })
+}
+
+/** Each declared aggregate's path leads through to-one relationships to a to-many one, and to an attribute it can aggregate. */
+function checkAggregates (resource: ResolvedResource, resources: ReadonlyMap<string, ResolvedResource>): void {
+  for (const attribute of resource.attributes.values()) {
+    const spec = attribute.aggregate
+    if (spec === undefined) continue
+    let owner = resource
+    spec.path.forEach((step, index) => {
+      const relationship = owner.relationships.get(step)
+      const last = index === spec.path.length - 1
+      if (relationship === undefined) {
+        throw new ResourceConfigError(resource.type, attribute.name, `the aggregate's '${step}' is not a relationship of '${owner.type}'${didYouMean(step, [...owner.relationships.keys()])}`)
+      }
+      if (relationship.toMany !== last) {
+        throw new ResourceConfigError(resource.type, attribute.name, last
+          ? `the aggregate's '${step}' is a to-one relationship: an aggregate ends with a to-many relationship`
+          : `the aggregate's '${step}' is a to-many relationship: only its last step may be (the steps before it are to-one)`)
+      }
+      owner = resources.get(relationship.targetType) as ResolvedResource
+    })
+    if (spec.of === undefined) continue
+    const of = owner.attributes.get(spec.of)
+    if (of === undefined || of.hidden || of.column === undefined) {
+      throw new ResourceConfigError(resource.type, attribute.name, `'${spec.of}' is not a stored attribute of '${owner.type}'${didYouMean(spec.of, [...owner.attributes.keys()])}`)
+    }
+  }
 }
 
 function resolvePath (declaration: AnyResourceDeclaration): string {
@@ -216,6 +245,7 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
     attributes,
     relationships,
     visibleAttributes: Object.freeze([...attributes.values()].filter((attribute) => !attribute.hidden)),
+    computedSelects: new Map([...attributes.values()].filter((attribute) => attribute.computed !== undefined).map((attribute) => [selectedAs(attribute), attribute])),
     allColumns: Object.freeze([...new Set([...attributes.values()].flatMap((attribute) => attribute.selects))]),
     routes: Object.freeze({
       list: routes.list ?? true,
@@ -304,9 +334,19 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
     throw new ResourceConfigError(type, name, `\`storage\` must be 'json' or 'native', not '${String(attribute.storage)}'${didYouMean(String(attribute.storage), ['json', 'native'])}`)
   }
   // A derived attribute is computed after the rows are read: SQL can neither order nor filter by it.
-  if (derived !== undefined && attribute.sortable === true) throw new ResourceConfigError(type, name, 'a derived attribute cannot be sortable: it is computed after the rows are read')
-  if (derived !== undefined && attribute.filterable === true) throw new ResourceConfigError(type, name, 'a derived attribute cannot be filterable: it is computed after the rows are read')
-  const column = derived === undefined ? checkIdentifier(type, name, attribute.column ?? name) : undefined
+  if (derived !== undefined && attribute.sortable === true) throw new ResourceConfigError(type, name, 'a derived attribute cannot be sortable: it is computed after the rows are read (declare it `computed`, an SQL expression, to sort by it)')
+  if (derived !== undefined && attribute.filterable === true) throw new ResourceConfigError(type, name, 'a derived attribute cannot be filterable: it is computed after the rows are read (declare it `computed`, an SQL expression, to filter by it)')
+  const computed = attribute.computed
+  const aggregate = attribute.aggregate === undefined ? undefined : aggregateSpec(type, name, attribute.aggregate)
+  const kinds = [derived && '`derived`', computed && '`computed`', aggregate && '`aggregate`', attribute.column !== undefined && '`column`'].filter(Boolean)
+  if (kinds.length > 1) throw new ResourceConfigError(type, name, `give one of ${kinds.join(', ')}: they are different ways to get the value`)
+  if (computed !== undefined && typeof computed !== 'function') throw new ResourceConfigError(type, name, '`computed` must be a function that returns an SQL expression')
+  const database = computed !== undefined || aggregate !== undefined
+  if (database && attribute.readOnly === false) throw new ResourceConfigError(type, name, 'a computed or aggregate attribute is read-only: it is never stored')
+  if (attribute.rendered !== undefined && attribute.rendered !== 'always' && attribute.rendered !== 'on-request') {
+    throw new ResourceConfigError(type, name, `\`rendered\` must be 'always' or 'on-request', not '${String(attribute.rendered)}'`)
+  }
+  const column = derived === undefined && !database ? checkIdentifier(type, name, attribute.column ?? name) : undefined
   const hidden = attribute.hidden ?? false
   const stored = derived === undefined && !hidden
   const hasDefault = Object.prototype.hasOwnProperty.call(attribute, 'default')
@@ -322,14 +362,18 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
     operators.set(operator.name, operator)
   }
   if (operators.size > 0 && derived !== undefined) throw new ResourceConfigError(type, name, 'a derived attribute cannot be filtered')
-  if (hasDefault) checkDefault(type, name, attribute, derived !== undefined)
+  if (operators.size > 0 && aggregate !== undefined) throw new ResourceConfigError(type, name, 'an aggregate takes the built-in operators only')
+  if (hasDefault) checkDefault(type, name, attribute, derived !== undefined || database)
   const valueKind = kindOf(core)
+  if (aggregate !== undefined && !NUMERIC_KINDS.has(valueKind) && aggregate.fn !== 'min' && aggregate.fn !== 'max') {
+    throw new ResourceConfigError(type, name, `the schema of a \`${aggregate.fn}\` aggregate is a number (Type.Integer(), Type.Number()), not ${valueKind}`)
+  }
   return Object.freeze({
     name,
     schema: attribute.schema,
     column,
     required: attribute.required ?? false,
-    readOnly: attribute.readOnly === true || derived !== undefined,
+    readOnly: attribute.readOnly === true || derived !== undefined || database,
     createOnly: attribute.createOnly ?? false,
     hidden,
     filterable: attribute.filterable ?? stored,
@@ -343,8 +387,34 @@ function resolveAttribute (type: string, name: string, attribute: AttributeDecla
     // An attribute's own limits are input rules, not what a filter may compare with; an id's are its column's.
     valueSchema: isId ? core : bareSchema(core, valueKind),
     operators,
-    selects: Object.freeze(derived === undefined ? [column as string] : derived.columns.map((c) => checkIdentifier(type, name, c))),
+    selects: Object.freeze(derived !== undefined
+      ? derived.columns.map((c) => checkIdentifier(type, name, c))
+      : computed !== undefined ? [selectedAs({ name })] : aggregate !== undefined ? [] : [column as string]),
+    computed,
+    aggregate,
+    inDefaultFieldset: (attribute.rendered ?? (aggregate === undefined ? 'always' : 'on-request')) === 'always',
   })
+}
+
+const NUMERIC_KINDS: ReadonlySet<ValueKind> = new Set(['integer', 'number', 'decimal'])
+const AGGREGATE_FUNCTIONS: readonly AggregateFunction[] = ['count', 'sum', 'min', 'max', 'avg']
+
+/**
+ * An `aggregate` declaration read: one function, with a dotted path (`count`: of relationships; the others: of
+ * relationships and the related attribute). The path is checked against the graph once every type is resolved.
+ */
+function aggregateSpec (type: string, name: string, declaration: AggregateDeclaration): AggregateSpec {
+  const keys = typeof declaration === 'object' && declaration !== null ? Object.keys(declaration) : []
+  const fn = keys[0] as AggregateFunction
+  const path = keys.length === 1 ? (declaration as Record<string, unknown>)[fn] : undefined
+  if (keys.length !== 1 || !AGGREGATE_FUNCTIONS.includes(fn) || typeof path !== 'string' || path === '') {
+    throw new ResourceConfigError(type, name, `\`aggregate\` is one of { count: '<relationship>' }, { sum | min | max | avg: '<relationship>.<attribute>' }${keys.length === 1 ? didYouMean(keys[0], AGGREGATE_FUNCTIONS) : ''}`)
+  }
+  const steps = path.split('.')
+  if (fn === 'count') return Object.freeze({ fn, path: Object.freeze(steps), of: undefined })
+  if (steps.length < 2) throw new ResourceConfigError(type, name, `\`${fn}\` takes '<relationship>.<attribute>' (the related attribute it aggregates), not '${path}'`)
+  const of = steps.pop() as string
+  return Object.freeze({ fn, path: Object.freeze(steps), of })
 }
 
 function resolveRelationship (
@@ -446,8 +516,8 @@ function includeSizeOf (type: string, name: string, relationship: RelationshipDe
  * A constant `default` must be a value of the attribute's schema (checked as a create body would check it); a function
  * is called per create, so only its result can be checked, at that time.
  */
-function checkDefault (type: string, name: string, attribute: AttributeDeclaration, derived: boolean): void {
-  if (derived) throw new ResourceConfigError(type, name, 'a derived attribute is never stored: its `default` would never be written')
+function checkDefault (type: string, name: string, attribute: AttributeDeclaration, unstored: boolean): void {
+  if (unstored) throw new ResourceConfigError(type, name, 'a derived, computed or aggregate attribute is never stored: its `default` would never be written')
   const value = attribute.default
   if (typeof value === 'function') return
   // An undefined default writes null.

@@ -1,5 +1,5 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
-import type { ClientIdPolicy, DerivedAttribute, FilterOperator, IdKind } from './fields.js'
+import type { AggregateFunction, ClientIdPolicy, ComputedAttribute, DerivedAttribute, FilterOperator, IdKind } from './fields.js'
 import type { CompiledInput } from './compiled-input.js'
 import type { Memo } from './memo.js'
 
@@ -57,8 +57,33 @@ export interface ResolvedAttribute {
   readonly valueSchema: TSchema
   /** Custom filter operators by name. */
   readonly operators: ReadonlyMap<string, FilterOperator<any>>
-  /** Columns to select to render the attribute. */
+  /**
+   * Columns to select to render the attribute: its column, a derived attribute's columns, or the name a
+   * database-computed value is selected as (see {@link ResolvedResource.computedSelects}); none for an aggregate (the
+   * layer selects it with its scope).
+   */
   readonly selects: readonly string[]
+  /** The SQL expression of a database-computed attribute, over the row's own columns. */
+  readonly computed: ComputedAttribute | undefined
+  /** What a declared aggregate computes, by name (resolved against the graph when a request uses it). */
+  readonly aggregate: AggregateSpec | undefined
+  /** Whether the attribute is rendered without a sparse fieldset that names it. */
+  readonly inDefaultFieldset: boolean
+}
+
+/**
+ * A declared aggregate (or a `count(…)` of the query language): the function, the relationship path (to-one steps,
+ * then the to-many relationship) from the owner type, and the related attribute of the functions that take one.
+ */
+export interface AggregateSpec {
+  readonly fn: AggregateFunction
+  readonly path: readonly string[]
+  readonly of: string | undefined
+}
+
+/** The name a database-computed value (a computed attribute or an aggregate) is selected as. */
+export function selectedAs (attribute: { readonly name: string }): string {
+  return `__fja_${attribute.name}`
 }
 
 /** Where a relationship's link is stored. */
@@ -127,6 +152,8 @@ export interface ResolvedResource {
   readonly relationships: ReadonlyMap<string, ResolvedRelationship>
   /** Attributes rendered in responses, in declaration order. */
   readonly visibleAttributes: readonly ResolvedAttribute[]
+  /** The computed attributes by the name their value is selected as ({@link selectedAs}): the repository writes their SQL. */
+  readonly computedSelects: ReadonlyMap<string, ResolvedAttribute>
   /** The columns every attribute needs, hidden and derived ones too (what hooks read of a stored row). */
   readonly allColumns: readonly string[]
   readonly routes: {

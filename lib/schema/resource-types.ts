@@ -27,7 +27,7 @@ export type ResourceAttributes<D extends AnyResourceDeclaration> = Simplify<{
 
 /** The attributes a client may write: not read-only, not derived. */
 type WritableKeys<A extends AttributeDeclarations> = {
-  [K in keyof A]: IsTrue<A[K]['readOnly']> extends true ? never : A[K] extends { readonly derived: object } ? never : K
+  [K in keyof A]: IsTrue<A[K]['readOnly']> extends true ? never : A[K] extends { readonly derived: object } | { readonly computed: unknown } | { readonly aggregate: object } ? never : K
 }[keyof A]
 
 /** Of the writable attributes, those a create body must send: `required` without a `default`. */

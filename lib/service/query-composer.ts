@@ -1,13 +1,15 @@
 import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { IncludeNode, QueryTree, SortNode } from '../query/query-tree.js'
 import { sortNode } from '../query/query-tree.js'
-import { andNode, compareNode, constantNode, existsNode, type FilterNode } from '../schema/filter-nodes.js'
+import { aggregateTerm, andNode, compareNode, constantNode, existsNode, type AggregateTerm, type FilterNode } from '../schema/filter-nodes.js'
+import { declaredAggregate } from '../schema/aggregates.js'
 import { transformFilter } from '../query/transform-filter.js'
 import { filterBuilderOf } from '../schema/filter-builder.js'
-import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, WriteTarget } from '../contracts/repository.js'
-import { selectionOf } from '../contracts/selection.js'
+import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, SelectedAggregate, WriteTarget } from '../contracts/repository.js'
+import { selectionOf, type Selection } from '../contracts/selection.js'
 
 const NO_INCLUDES: readonly IncludeLayer[] = Object.freeze([])
+const NO_AGGREGATES: readonly SelectedAggregate[] = Object.freeze([])
 
 function isFilterNode (value: unknown): value is FilterNode {
   return typeof value === 'object' && value !== null && typeof (value as { kind?: unknown }).kind === 'string'
@@ -83,26 +85,54 @@ export class QueryComposer {
     return scoped === undefined ? scope : andNode([scope, scoped])
   }
 
+  /** The scope of a type a condition reaches, inside the expansion of the scopes of `path` (see {@link #expand}). */
+  #reached (target: ResolvedResource, path: readonly ResolvedResource[]): FilterNode | undefined {
+    return path.length === 0
+      ? this.scope(target)
+      : path.includes(target) ? this.#own(target) : this.#expand(target, [...path, target])
+  }
+
   #scopeInside (condition: FilterNode, path: readonly ResolvedResource[]): FilterNode {
     return transformFilter(condition, {
       exists: (node, rewrite) => {
         const inner = node.where === undefined ? undefined : rewrite(node.where)
         const target = node.target
-        const scope = path.length === 0
-          ? this.scope(target)
-          : path.includes(target) ? this.#own(target) : this.#expand(target, [...path, target])
+        const scope = this.#reached(target, path)
         const where = scope === undefined ? inner : inner === undefined ? scope : andNode([scope, inner])
         return where === node.where ? node : existsNode(node.relationship, target, where)
+      },
+      compare: (node) => {
+        if (node.aggregate === undefined) return node
+        const aggregate = this.#aggregate(node.aggregate, path)
+        return aggregate === node.aggregate ? node : compareNode(node.attribute, node.op, node.value, aggregate)
       },
     })
   }
 
-  /** Sort keys whose to-one steps only take values from rows within the step's scope. */
+  /**
+   * An aggregate that counts (or sums …) only the related rows within their type's scope, reached through to-one
+   * steps within theirs. (An aggregate's own `where` is only ever a scope: the query language has no condition inside.)
+   */
+  #aggregate (term: AggregateTerm, path: readonly ResolvedResource[] = []): AggregateTerm {
+    const where = this.#reached(term.target, path)
+    const steps = term.steps.map((step) => ({ ...step, where: this.#reached(step.target, path) }))
+    if (where === undefined && steps.every((step) => step.where === undefined)) return term
+    return aggregateTerm(term.fn, steps, term.relationship, term.target, term.of, where)
+  }
+
+  /** Sort keys whose to-one steps only take values from rows within the step's scope, and whose aggregates count within theirs. */
   #sort (keys: readonly SortNode[]): readonly SortNode[] {
     return keys.map((key) => {
-      if (key.path.every((step) => this.scope(step.target) === undefined)) return key
-      return sortNode(key.path.map((step) => ({ ...step, where: this.scope(step.target) })), key.attribute, key.descending)
+      const aggregate = key.aggregate === undefined ? undefined : this.#aggregate(key.aggregate)
+      if (aggregate === key.aggregate && key.path.every((step) => this.scope(step.target) === undefined)) return key
+      return sortNode(key.path.map((step) => ({ ...step, where: this.scope(step.target) })), key.attribute, key.descending, aggregate)
     })
+  }
+
+  /** The aggregates a selection renders, each within the scopes it reaches, as a layer selects them. */
+  #aggregates (resource: ResolvedResource, selection: Selection): readonly SelectedAggregate[] {
+    if (selection.aggregates.length === 0) return NO_AGGREGATES
+    return selection.aggregates.map((attribute) => ({ attribute, term: this.#aggregate(declaredAggregate(this.#graph, resource, attribute)) }))
   }
 
   /**
@@ -117,6 +147,7 @@ export class QueryComposer {
       const relationship = rendered.find((item) => item.name === node.relationship)
       if (relationship === undefined) continue
       const target = this.#graph.getResource(relationship.targetType)
+      const selection = selectionOf(target, query.fields.get(target.type))
       layers.push({
         relationship,
         layer: {
@@ -124,7 +155,8 @@ export class QueryComposer {
           where: this.scope(target),
           sort: [],
           page: node.size === undefined ? undefined : { offset: 0, limit: node.size },
-          columns: selectionOf(target, query.fields.get(target.type)).columns,
+          columns: selection.columns,
+          aggregates: this.#aggregates(target, selection),
           include: this.includes(target, node.children, query),
         },
       })
@@ -142,24 +174,28 @@ export class QueryComposer {
     const { size, number } = query.page
     const condition = extra === undefined ? query.filter : query.filter === undefined ? extra : andNode([extra, query.filter])
     const page: PageWindow = size === 0 ? { offset: 0, limit: undefined } : { offset: (number - 1) * size, limit: size + probe }
+    const selection = selectionOf(resource, query.fields.get(resource.type))
     return {
       resource,
       where: this.where(resource, condition),
       sort: this.#sort(query.sort),
       page,
-      columns: selectionOf(resource, query.fields.get(resource.type)).columns,
+      columns: selection.columns,
+      aggregates: this.#aggregates(resource, selection),
       include: this.includes(resource, query.include, query),
     }
   }
 
   /** One resource by id, with the fieldset and includes of the query. */
   detail (resource: ResolvedResource, id: string, query: QueryTree, columns?: readonly string[]): QueryLayer {
+    const selection = selectionOf(resource, query.fields.get(resource.type))
     return {
       resource,
       where: this.where(resource, compareNode(resource.idAttribute, 'eq', id)),
       sort: [],
       page: undefined,
-      columns: columns ?? selectionOf(resource, query.fields.get(resource.type)).columns,
+      columns: columns ?? selection.columns,
+      aggregates: this.#aggregates(resource, selection),
       include: this.includes(resource, query.include, query),
     }
   }

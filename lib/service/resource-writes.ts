@@ -1,6 +1,7 @@
 import type { QueryTree } from '../query/query-tree.js'
 import type { IncludeLayer } from '../contracts/repository.js'
-import type { ResolvedResource } from '../schema/resolved.js'
+import { selectedAs, type ResolvedResource } from '../schema/resolved.js'
+import type { Row } from '../schema/fields.js'
 import type { ResourceInput } from '../contracts/inputs.js'
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
@@ -32,7 +33,22 @@ function finished<T> (result: ResultSet | Promise<ResultSet>, finish: Finish<T>)
  * `compute` that throws) leaves nothing written. A write answered from its own row alone stays one statement.
  */
 function answersAfterMore (resource: ResolvedResource, query: QueryTree, include: readonly IncludeLayer[]): boolean {
-  return include.length > 0 || selectionOf(resource, query.fields.get(resource.type)).computes
+  const selection = selectionOf(resource, query.fields.get(resource.type))
+  return include.length > 0 || selection.computes || selection.aggregates.length > 0
+}
+
+/**
+ * A written row with the aggregates its fieldset renders (`fields[<type>]=…,computer_count`), read after the write
+ * in its transaction, within the request's scopes: a write statement returns the row's own columns only.
+ */
+async function withAggregates (scope: ServiceScope, resource: ResolvedResource, id: string, row: Row, query: QueryTree): Promise<Row> {
+  const aggregates = selectionOf(resource, query.fields.get(resource.type)).aggregates
+  if (aggregates.length === 0) return row
+  const [read] = await scope.repository.findMany({ ...scope.composer.detail(resource, id, query), columns: [], include: [] })
+  if (read === undefined) return row
+  const values: Record<string, unknown> = { ...row }
+  for (const attribute of aggregates) values[selectedAs(attribute)] = read[selectedAs(attribute)]
+  return values
 }
 
 /** The attributes a client sent that the server writes: read-only ones (accepted by a custom input schema) are not. */
@@ -105,7 +121,8 @@ export function createResource<T = ResultSet> (scope: ServiceScope, resource: Re
     const id = String(row[resource.idColumn])
     if (elsewhere.length > 0) await writeLinks(repository, graph, composer, resource, id, elsewhere)
     if (resource.hooks.afterCreate !== undefined) await resource.hooks.afterCreate(storedResource(resource, id, row), writeEvent(scope, resource))
-    return finished(loadIncluded(repository, resource, [{ resource, id, row }], include), finish)
+    const answered = await withAggregates(scope, resource, id, row, query)
+    return finished(loadIncluded(repository, resource, [{ resource, id, row: answered }], include), finish)
   })
 }
 
@@ -131,7 +148,8 @@ export function updateResource<T = ResultSet> (scope: ServiceScope, resource: Re
     }
     const row = await linkOwner(scope, resource, id, input.relationships, values, writeColumns(resource, query, resource.hooks.afterUpdate !== undefined), seen)
     await resource.hooks.afterUpdate?.(storedResource(resource, id, row), writeEvent(scope, resource))
-    return finished(loadIncluded(scope.repository, resource, [{ resource, id: String(row[resource.idColumn]), row }], include), finish)
+    const answered = await withAggregates(scope, resource, id, row, query)
+    return finished(loadIncluded(scope.repository, resource, [{ resource, id: String(row[resource.idColumn]), row: answered }], include), finish)
   })
 }
 

@@ -86,12 +86,14 @@ export function schemaNeeds (graph: ResourceGraph): Need[] {
     const { type, table } = resource
     need(table, undefined, type, undefined)
     need(table, resource.idColumn, type, 'id')
-    // A stored attribute's column, or the columns a derived one is computed from.
+    // A stored attribute's column, or the columns a derived one is computed from (an aggregate has none of its own).
     for (const attribute of resource.attributes.values()) {
       if (attribute.column !== undefined && attribute.format === 'json') {
         need(table, attribute.column, type, attribute.name, JSON_TYPES)
         continue
       }
+      // A computed attribute's expression names its columns itself (a missing one fails its statements).
+      if (attribute.computed !== undefined) continue
       for (const column of attribute.selects) need(table, column, type, attribute.name)
     }
     for (const relationship of resource.relationships.values()) {

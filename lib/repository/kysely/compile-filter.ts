@@ -1,6 +1,6 @@
-import { expressionBuilder, sql, type ComparisonOperator, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type { CompareNode, CustomNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../schema/filter-nodes.js'
+import { expressionBuilder, sql, type ComparisonOperator, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
+import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
+import type { AggregateTerm, CompareNode, CustomNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../schema/filter-nodes.js'
 import type { RequiredRow } from '../../contracts/repository.js'
 import type { SortNode } from '../../query/query-tree.js'
 import type { LikeOperator, SqlEngine } from './sql-engine.js'
@@ -25,6 +25,11 @@ export class AliasCounter {
 
 const COMPARISONS = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const
 const LIKES: Readonly<Record<'like' | 'notlike' | 'ilike' | 'notilike', LikeOperator>> = { like: 'like', notlike: 'not like', ilike: 'ilike', notilike: 'not ilike' }
+
+/** An operand as an expression: a column by its name, or the expression itself. */
+function ref (operand: Operand): Expression<unknown> {
+  return typeof operand === 'string' ? sql.ref(operand) : operand
+}
 
 /** Escapes LIKE wildcards (`%`, `_`) and the escape character in a literal text. */
 export function escapeLike (text: string): string {
@@ -51,6 +56,8 @@ export function selfContained (node: FilterNode | undefined): boolean {
   if (node === undefined) return true
   switch (node.kind) {
     case 'compare':
+      // An aggregate is a subquery over the related rows.
+      return node.aggregate === undefined
     case 'field-compare':
     case 'constant':
       return true
@@ -76,9 +83,15 @@ export const ROOT = 'r0'
  * The alias of a read's own table: none (`''`, its columns unqualified) when its conditions and its order name no
  * other table (see `selfContained`), else {@link ROOT}.
  */
-export function rootOf (where: FilterNode | undefined, sort: readonly SortNode[] = []): string {
-  return selfContained(where) && sort.every((key) => key.path.length === 0) ? '' : ROOT
+export function rootOf (where: FilterNode | undefined, sort: readonly SortNode[] = [], aggregates = false): string {
+  return !aggregates && selfContained(where) && sort.every((key) => key.path.length === 0 && key.aggregate === undefined) ? '' : ROOT
 }
+
+/**
+ * What a condition compares: a column (the text that names it, qualified or not), or an expression the database
+ * computes (a computed attribute, an aggregate), as the output made it.
+ */
+export type Operand = string | Expression<unknown>
 
 
 /**
@@ -93,19 +106,19 @@ export interface FilterOutput<E> {
   /** The engine the statement is for: the walker binds values as it says (`bind`, `likePattern`, `matchQuery`). */
   readonly engine: SqlEngine
   /** `column operator $n`: one value, bound. */
-  compare: (column: string, operator: string, value: unknown) => E
+  compare: (column: Operand, operator: string, value: unknown) => E
   /** `column is null`, or `is not null` when `negated`. */
-  isNull: (column: string, negated: boolean) => E
+  isNull: (column: Operand, negated: boolean) => E
   /** `column operator other`: two columns. */
-  columns: (column: string, operator: string, other: string) => E
+  columns: (column: Operand, operator: string, other: Operand) => E
   /** `column between $n and $n+1`. */
-  between: (column: string, low: unknown, high: unknown) => E
+  between: (column: Operand, low: unknown, high: unknown) => E
   /** `column = any($n)`, or `column <> all($n)` when `negated` (or `in`, as the engine binds lists): at least one value. */
-  list: (column: string, negated: boolean, values: readonly unknown[]) => E
+  list: (column: Operand, negated: boolean, values: readonly unknown[]) => E
   /** `column like $n` and its variants (see `SqlEngine.like`). */
-  like: (column: string, operator: LikeOperator, pattern: unknown) => E
+  like: (column: Operand, operator: LikeOperator, pattern: unknown) => E
   /** A full-text match of `column` against a web search query (`$n`). */
-  match: (column: string, query: unknown) => E
+  match: (column: Operand, query: unknown) => E
   /** `true` or `false`. */
   literal: (value: boolean) => E
   /** All of `items`, at least one. */
@@ -115,8 +128,12 @@ export interface FilterOutput<E> {
   not: (item: E) => E
   /** `exists (select 1 from <scan>)`. */
   exists: (scan: Scan<E>) => E
+  /** The value of a computed attribute of the row aliased `alias` (`''`: unqualified). */
+  computed: (attribute: ResolvedAttribute, alias: string) => Operand
+  /** The value of an aggregate over the row aliased `alias` of `owner`: a correlated subquery with aliases of its own. */
+  aggregate: (term: AggregateTerm, owner: ResolvedResource, alias: string, aliases: AliasCounter) => Operand
   /** An application's operator on `column`: whatever SQL it writes. */
-  custom: (node: CustomNode, column: string) => E
+  custom: (node: CustomNode, column: Operand) => E
 }
 
 /** The rows of an `EXISTS`: `table as alias`, joined to a second table when `join` says, within `where` (all). */
@@ -141,8 +158,16 @@ function idIn<E> (output: FilterOutput<E>, column: string, ids: readonly string[
   return ids.length === 1 ? output.compare(column, '=', ids[0]) : output.list(column, false, [...ids])
 }
 
-function writeCompare<E> ({ output, alias }: Walk<E>, node: CompareNode): E {
-  const column = columnOf(alias, node.attribute.column as string)
+/** What a condition on `attribute` of the walk's row compares: its column, or the value the database computes. */
+function operandOf<E> ({ output, owner, alias, aliases }: Walk<E>, attribute: ResolvedAttribute, aggregate?: AggregateTerm): Operand {
+  if (aggregate !== undefined) return output.aggregate(aggregate, owner, alias, aliases)
+  if (attribute.computed !== undefined) return output.computed(attribute, alias)
+  return columnOf(alias, attribute.column as string)
+}
+
+function writeCompare<E> (walk: Walk<E>, node: CompareNode): E {
+  const output = walk.output
+  const column = operandOf(walk, node.attribute, node.aggregate)
   const { likePattern, matchQuery } = output.engine
   const attribute = node.attribute
   const bind = (item: unknown): unknown => output.engine.bind(item, attribute)
@@ -225,9 +250,8 @@ function writeReferences<E> ({ output, owner, alias, aliases }: Walk<E>, node: R
 /** The walkers of every node kind, built once: a new kind is not written until it has one. */
 const WRITERS: { readonly [K in FilterNodeKind]: (walk: Walk<any>, node: Extract<FilterNode, { kind: K }>) => unknown } = {
   compare: writeCompare,
-  'field-compare': ({ output, alias }, node) =>
-    output.columns(columnOf(alias, node.attribute.column as string), COMPARISONS[node.op], columnOf(alias, node.other.column as string)),
-  custom: ({ output, alias }, node) => output.custom(node, columnOf(alias, node.attribute.column as string)),
+  'field-compare': (walk, node) => walk.output.columns(operandOf(walk, node.attribute), COMPARISONS[node.op], operandOf(walk, node.other)),
+  custom: (walk, node) => walk.output.custom(node, operandOf(walk, node.attribute)),
   and: (walk, node) => node.items.length === 0 ? walk.output.literal(true) : walk.output.and(node.items.map((child) => writeNode(walk, child))),
   or: (walk, node) => node.items.length === 0 ? walk.output.literal(false) : walk.output.or(node.items.map((child) => writeNode(walk, child))),
   not: (walk, node) => walk.output.not(writeNode(walk, node.item)),
@@ -305,13 +329,15 @@ export class FilterCompiler {
     this.engine = engine
     this.#output = {
       engine,
-      compare: (column, operator, value) => EB(sql.ref(column), operator as ComparisonOperator, sql.val(value)),
-      isNull: (column, negated) => EB(sql.ref(column), negated ? 'is not' : 'is', null),
-      columns: (column, operator, other) => EB(sql.ref(column), operator as ComparisonOperator, sql.ref(other)),
-      between: (column, low, high) => EB.between(sql.ref(column), low, high),
-      list: (column, negated, values) => engine.inList(sql.ref(column), negated, values),
-      like: (column, operator, pattern) => engine.like(sql.ref(column), operator, pattern),
-      match: (column, query) => engine.match(sql.ref(column), query),
+      compare: (column, operator, value) => EB(ref(column), operator as ComparisonOperator, sql.val(value)),
+      isNull: (column, negated) => EB(ref(column), negated ? 'is not' : 'is', null),
+      columns: (column, operator, other) => EB(ref(column), operator as ComparisonOperator, ref(other)),
+      between: (column, low, high) => EB.between(ref(column), low, high),
+      list: (column, negated, values) => engine.inList(ref(column), negated, values),
+      like: (column, operator, pattern) => engine.like(ref(column), operator, pattern),
+      match: (column, query) => engine.match(ref(column), query),
+      computed: (attribute, alias) => this.computed(attribute, alias),
+      aggregate: (term, owner, alias, aliases) => this.aggregate(term, owner, alias, aliases),
       literal: (value) => value ? sql<boolean>`true` : sql<boolean>`false`,
       and: (items) => EB.and(items as Compiled[]),
       or: (items) => EB.or(items as Compiled[]),
@@ -324,8 +350,53 @@ export class FilterCompiler {
         for (const condition of scan.where) selected = selected.where(condition)
         return EB.exists(selected)
       },
-      custom: (node, column) => node.operator.apply({ column: sql.ref(column), value: node.value, eb: EB, engine: engine.id }),
+      custom: (node, column) => node.operator.apply({ column: ref(column), value: node.value, eb: EB, engine: engine.id }),
     }
+  }
+
+  /** The SQL of a computed attribute over the row aliased `alias` (`''`: its columns unqualified). */
+  computed (attribute: ResolvedAttribute, alias: string): RawBuilder<unknown> {
+    const computed = attribute.computed
+    if (computed === undefined) throw new Error(`fastify-jsonapi: '${attribute.name}' is not a computed attribute`)
+    return sql`${computed({ column: (name) => sql.ref(columnOf(alias, name)), eb: EB, engine: this.engine.id })}`
+  }
+
+  /**
+   * An aggregate over the row aliased `alias` of `owner` (an alias: the subquery refers to it), as a correlated
+   * scalar subquery: through each to-one step, the step's related row (within its `where`: else no value, NULL);
+   * then the aggregate of the related rows within the term's `where` (`count(*)`: 0 for none). The planner answers it
+   * from an index on the relationship's key column where there is one (`docs/performance.md`).
+   */
+  aggregate (term: AggregateTerm, owner: ResolvedResource, alias: string, aliases: AliasCounter): RawBuilder<unknown> {
+    const output = this.#output
+    const over = (step: number, from: ResolvedResource, outer: string): RawBuilder<unknown> => {
+      if (step < term.steps.length) {
+        const { relationship, target, where } = term.steps[step]
+        const inner = aliases.take()
+        const scan = relatedScan(output, relationship, from, target, outer, inner, aliases)
+        const value = over(step + 1, target, inner)
+        const conditions = where === undefined ? scan.where : [...scan.where, this.filter(where, target, inner, aliases)]
+        return sql`(select ${value} from ${sql.table(target.table)} as ${sql.id(inner)} where ${EB.and(conditions as Compiled[])} limit 1)`
+      }
+      const inner = aliases.take()
+      const { fn, of, where, target, relationship } = term
+      const storage = relationship.storage
+      // A count of a join table's rows needs no related row, unless their scope decides which count.
+      if (storage.kind === 'join' && fn === 'count' && where === undefined) {
+        return sql`(select count(*) from ${sql.table(storage.table)} as ${sql.id(inner)} where ${sql.ref(`${inner}.${storage.sourceKey}`)} = ${sql.ref(`${outer}.${from.idColumn}`)})`
+      }
+      const scan = relatedScan(output, relationship, from, target, outer, inner, aliases)
+      const value = fn === 'count' ? sql`count(*)` : sql`${sql.raw(fn)}(${sql.ref(`${inner}.${(of as ResolvedAttribute).column as string}`)})`
+      let query = EB.selectFrom(`${scan.table} as ${scan.alias}`)
+      const join = scan.join
+      if (join !== undefined) query = query.innerJoin(`${join.table} as ${join.alias}`, join.left, join.right)
+      let selected = query.select(value.as('value'))
+      for (const condition of scan.where) selected = selected.where(condition as Compiled)
+      if (where !== undefined) selected = selected.where(this.filter(where, target, inner, aliases))
+      // Kysely writes a subquery in parentheses.
+      return sql`${selected}`
+    }
+    return over(0, owner, alias)
   }
 
   /**

@@ -11,6 +11,16 @@ export interface KeysetKey {
    * a row it missed would be skipped silently.)
    */
   readonly nullable: boolean
+  /**
+   * How a value's text is bound for this key, where the engine would not read it as the key's type (see
+   * `SqlEngine.typedKeyValue`); as the text itself when undefined.
+   */
+  readonly bind?: (text: string) => unknown
+}
+
+/** A key's value as it is bound (see {@link KeysetKey.bind}). */
+function boundValue (key: KeysetKey, value: string): unknown {
+  return key.bind === undefined ? value : key.bind(value)
 }
 
 /** A bound of a keyset window and the side of it the rows lie on. */
@@ -27,13 +37,13 @@ function beyond (key: KeysetKey, value: string | null, up: boolean): Expression<
   const k = key.expression
   if (up) {
     if (value === null) return FALSE
-    return key.nullable ? sql<SqlBool>`(${k} > ${value} or ${k} is null)` : sql<SqlBool>`${k} > ${value}`
+    return key.nullable ? sql<SqlBool>`(${k} > ${boundValue(key, value)} or ${k} is null)` : sql<SqlBool>`${k} > ${boundValue(key, value)}`
   }
-  return value === null ? sql<SqlBool>`${k} is not null` : sql<SqlBool>`${k} < ${value}`
+  return value === null ? sql<SqlBool>`${k} is not null` : sql<SqlBool>`${k} < ${boundValue(key, value)}`
 }
 
 function equal (key: KeysetKey, value: string | null): Expression<SqlBool> {
-  return value === null ? sql<SqlBool>`${key.expression} is null` : sql<SqlBool>`${key.expression} = ${value}`
+  return value === null ? sql<SqlBool>`${key.expression} is null` : sql<SqlBool>`${key.expression} = ${boundValue(key, value)}`
 }
 
 /**

@@ -4,14 +4,19 @@ import type { SortNode } from '../../query/query-tree.js'
 import { columnOf, type AliasCounter, type FilterCompiler } from './compile-filter.js'
 
 /**
- * The expression a sort key orders by: the column itself (unqualified when `alias` is `''`), or, for a to-one path
+ * The expression a sort key orders by: the column itself (unqualified when `alias` is `''`), a computed attribute's
+ * SQL, an aggregate's subquery (which needs `alias` to be an alias), or, for a to-one path
  * (`owner.name`), a correlated scalar subquery per step, which needs `alias` to be an alias and never multiplies rows
  * (rows without the related row — or whose related row is outside the step's `where`, the target's scope — sort as
  * NULL).
  */
 export function compileSort (filters: FilterCompiler, node: SortNode, resource: ResolvedResource, alias: string, aliases: AliasCounter): RawBuilder<unknown> {
   const expression = (step: number, owner: ResolvedResource, outer: string): RawBuilder<unknown> => {
-    if (step === node.path.length) return sql.ref(columnOf(outer, node.attribute.column as string))
+    if (step === node.path.length) {
+      if (node.aggregate !== undefined) return filters.aggregate(node.aggregate, owner, outer, aliases)
+      if (node.attribute.computed !== undefined) return filters.computed(node.attribute, outer)
+      return sql.ref(columnOf(outer, node.attribute.column as string))
+    }
     const { relationship, target, where } = node.path[step]
     const inner = `s${step + 1}`
     const value = expression(step + 1, target, inner)

@@ -1,6 +1,6 @@
-import { CompiledQuery, sql, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
+import { CompiledQuery, sql, type AliasedRawBuilder, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/fields.js'
-import type { RelationshipStorage, ResolvedAttribute, ResolvedRelationship, ResolvedResource, ResourceGraph } from '../../schema/resolved.js'
+import { selectedAs, type RelationshipStorage, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource, type ResourceGraph } from '../../schema/resolved.js'
 import {
   StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type PageWindow, type QueryLayer, type RelatedRow,
   type Repository, type RequiredRow, type WriteTarget,
@@ -67,6 +67,24 @@ function relatedRows (rows: readonly Row[]): RelatedRow[] {
 /** The rows of per-owner pages: each with its owner's id and total (a string on PostgreSQL and MariaDB: a bigint). */
 function pagedRelatedRows (rows: readonly Row[]): RelatedRow[] {
   return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row, total: Number(row[TOTAL]) }))
+}
+
+/** The kinds of numbers (see `SqlEngine.numericKeyValue`). */
+const NUMERIC: ReadonlySet<string> = new Set(['integer', 'number', 'decimal'])
+
+/** What a select list may hold: a column (qualified), or an expression under a name. */
+type SelectItem = string | AliasedRawBuilder<unknown, string>
+
+/** Whether a layer selects aggregates. */
+function hasAggregates (layer: QueryLayer): boolean {
+  return layer.aggregates !== undefined && layer.aggregates.length > 0
+}
+
+/** The names a layer's rows carry, as an outer SELECT names them: the id, the columns, the aggregates' names. */
+function selectedNames (layer: QueryLayer): string[] {
+  const names = [...new Set([layer.resource.idColumn, ...layer.columns])]
+  for (const { attribute } of layer.aggregates ?? []) names.push(selectedAs(attribute))
+  return names
 }
 
 /** A write that requires no rows: no constraint to rely on, none it must check itself. */
@@ -264,8 +282,29 @@ export class KyselyRepository implements Repository {
     }
   }
 
-  #columns (resource: ResolvedResource, columns: readonly string[], alias: string): string[] {
-    return [...new Set([resource.idColumn, ...columns])].map((column) => columnOf(alias, column))
+  /**
+   * The id and `columns` of the row aliased `alias`, qualified: a computed attribute's name (see
+   * `ResolvedResource.computedSelects`) selects its expression under that name.
+   */
+  #columns (resource: ResolvedResource, columns: readonly string[], alias: string): SelectItem[] {
+    const computed = resource.computedSelects
+    return [...new Set([resource.idColumn, ...columns])].map((column) => {
+      const attribute = computed.size === 0 ? undefined : computed.get(column)
+      return attribute === undefined ? columnOf(alias, column) : this.#filters.computed(attribute, alias).as(column)
+    })
+  }
+
+  /** What an `INSERT … RETURNING` returns of `columns` (see `#columns`; the same list when no attribute is computed). */
+  #returned (resource: ResolvedResource, columns: readonly string[]): readonly SelectItem[] {
+    return resource.computedSelects.size === 0 ? columns : this.#columns(resource, columns, '')
+  }
+
+  /** What a layer selects of its rows (aliased `alias`): the id, its columns and its aggregates (see `#columns`). */
+  #selected (layer: QueryLayer, alias: string, aliases: AliasCounter): SelectItem[] {
+    const columns = this.#columns(layer.resource, layer.columns, alias)
+    const aggregates = layer.aggregates
+    if (aggregates === undefined || aggregates.length === 0) return columns
+    return [...columns, ...aggregates.map(({ attribute, term }) => this.#filters.aggregate(term, layer.resource, alias, aliases).as(selectedAs(attribute)))]
   }
 
   /** The rows of a layer's table (aliased `root`) within its `where`. */
@@ -279,8 +318,8 @@ export class KyselyRepository implements Repository {
   #selectMany (layer: QueryLayer) {
     const { resource, page } = layer
     const aliases = new AliasCounter()
-    const root = rootOf(layer.where, layer.sort)
-    let builder = this.#where(layer, aliases, root).select(this.#columns(resource, layer.columns, root))
+    const root = rootOf(layer.where, layer.sort, hasAggregates(layer))
+    let builder = this.#where(layer, aliases, root).select(this.#selected(layer, root, aliases))
     if (page !== undefined || layer.sort.length > 0) {
       for (const key of layer.sort) builder = builder.orderBy(this.#engine.orderKey(compileSort(this.#filters, key, resource, root, aliases), key.descending))
       if (!layer.sort.some((key) => key.path.length === 0 && key.attribute === resource.idAttribute)) {
@@ -354,20 +393,24 @@ export class KyselyRepository implements Repository {
       this.#engine.orderKey(sql.ref(alias === undefined ? key(index) : `${alias}.${key(index)}`), node.descending !== reverse)))
     // A column first (not the id): its values and its NULLs are read as two branches, each from its index range.
     const first = nodes[0]
-    const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute
+    const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute && first.attribute.column !== undefined
+    // A number the database computes (an aggregate, a computed attribute) is read from its text as a number.
+    const numeric = this.#engine.numericKeyValue
+    const binds = nodes.map((node) => numeric !== undefined && node.attribute.column === undefined && NUMERIC.has(node.attribute.valueKind) ? numeric : undefined)
     const part = (number: number, bounds: readonly SidedBound[], reverse: boolean, limit: number) => {
       const branch = (conditions: ReadonlyArray<Expression<SqlBool>>, aliases: AliasCounter, keys: readonly KeysetKey[]) => {
         let builder = this.#where(layer, aliases, ROOT)
-          .select(this.#columns(resource, layer.columns, ROOT))
+          .select(this.#selected(layer, ROOT, aliases))
           .select(keys.map((item, index) => item.expression.as(key(index))))
           .select(sql.lit(number).as('__fja_part'))
         for (const condition of conditions) builder = builder.where(condition)
         return sql`${builder.orderBy(orderOf(reverse)).limit(limit)}`
       }
-      const compile = (aliases: AliasCounter): KeysetKey[] => nodes.map((node) => ({
+      const compile = (aliases: AliasCounter): KeysetKey[] => nodes.map((node, index) => ({
         expression: compileSort(this.#filters, node, resource, ROOT, aliases),
         descending: node.descending,
         nullable: node.path.length > 0 || node.attribute !== resource.idAttribute,
+        bind: binds[index],
       }))
       // Each branch compiles its keys and conditions with its own aliases (one counter per statement of a branch).
       const count = keysetBranches(compile(new AliasCounter()), bounds, indexed).length
@@ -386,7 +429,7 @@ export class KyselyRepository implements Repository {
     if (before !== undefined) parts.push(part(2, [[{ values: before.values, inclusive: !before.inclusive }, 'after']], false, 1))
     const texts = nodes.map((_, index) => `__fja_c${index}`)
     const selected = [
-      ...[...new Set([resource.idColumn, ...layer.columns])].map((column) => sql.ref(`p.${column}`)),
+      ...selectedNames(layer).map((column) => sql.ref(`p.${column}`)),
       sql.ref('p.__fja_part'),
       ...texts.map((text, index) => sql`${this.#engine.asText(sql.ref(`p.${key(index)}`))} as ${sql.id(text)}`),
     ]
@@ -464,8 +507,9 @@ export class KyselyRepository implements Repository {
     const target = layer.resource
     const where = layer.where
     // Only the related rows of an inverse foreign key are read from their table alone (the others join another).
-    const root = storage.kind === 'inverse' ? rootOf(where) : ROOT
-    const selected = this.#columns(target, layer.columns, root)
+    const root = storage.kind === 'inverse' ? rootOf(where, [], hasAggregates(layer)) : ROOT
+    const aliases = new AliasCounter()
+    const selected = this.#selected(layer, root, aliases)
     let builder
     let ownerKey: string
     if (storage.kind === 'foreign-key') {
@@ -483,7 +527,7 @@ export class KyselyRepository implements Repository {
         .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
         .where(this.#filters.idIn(ownerKey, ownerIds))
     }
-    if (where !== undefined) builder = builder.where(this.#filters.filter(where, target, root, new AliasCounter()))
+    if (where !== undefined) builder = builder.where(this.#filters.filter(where, target, root, aliases))
     const id = columnOf(root, target.idColumn)
     const page = layer.page
     if (page === undefined) return builder.select([...selected, `${ownerKey} as ${OWNER}`]).orderBy(id).compile() as CompiledQuery<Row>
@@ -493,7 +537,7 @@ export class KyselyRepository implements Repository {
       eb.fn.agg<number>('row_number').over((over) => over.partitionBy(ownerKey as never).orderBy(id as never)).as(RANK),
       eb.fn.countAll().over((over) => over.partitionBy(ownerKey as never)).as(TOTAL),
     ])
-    const names = [...new Set([target.idColumn, ...layer.columns])]
+    const names = selectedNames(layer)
     let paged = this.#db.selectFrom(ranked.as('p'))
       .select([...names.map((name) => `p.${name}`), `p.${OWNER}`, `p.${TOTAL}`])
     if (page.offset > 0) paged = paged.where(`p.${RANK}`, '>', page.offset)
@@ -513,25 +557,26 @@ export class KyselyRepository implements Repository {
     const where = layer.where
     const ownerKey = `o.${OWNER}`
     // The related rows of owner `o`, the target's row aliased `ROOT`, within the layer's `where`.
-    const linked = () => {
+    const linked = (aliases: AliasCounter) => {
       const builder = storage.kind === 'inverse'
         ? this.#db.selectFrom(`${target.table} as ${ROOT}`).whereRef(`${ROOT}.${storage.column}`, '=', ownerKey)
         : this.#db.selectFrom(`${storage.table} as j`)
           .innerJoin(`${target.table} as ${ROOT}`, `${ROOT}.${target.idColumn}`, `j.${storage.targetKey}`)
           .whereRef(`j.${storage.sourceKey}`, '=', ownerKey)
-      return where === undefined ? builder : builder.where(this.#filters.filter(where, target, ROOT, new AliasCounter()))
+      return where === undefined ? builder : builder.where(this.#filters.filter(where, target, ROOT, aliases))
     }
     // In the order of the index: the join table's related column, or the related id.
     const order = storage.kind === 'inverse' ? `${ROOT}.${target.idColumn}` : `j.${storage.targetKey}`
-    let rows = linked().select(this.#columns(target, layer.columns, ROOT)).orderBy(order)
+    const aliases = new AliasCounter()
+    let rows = linked(aliases).select(this.#selected(layer, ROOT, aliases)).orderBy(order)
     if (page.limit !== undefined) rows = rows.limit(page.limit)
     if (page.offset > 0) rows = rows.offset(page.offset)
     const owners = this.#db.selectFrom(`${owner.table} as o`)
       .select(`o.${owner.idColumn} as ${OWNER}`)
       .where(this.#filters.idIn(`o.${owner.idColumn}`, ownerIds))
-    const names = [...new Set([target.idColumn, ...layer.columns])]
+    const names = selectedNames(layer)
     return this.#db.selectFrom(owners.as('o'))
-      .crossJoinLateral(linked().select((eb) => eb.fn.countAll().as(TOTAL)).as('t'))
+      .crossJoinLateral(linked(new AliasCounter()).select((eb) => eb.fn.countAll().as(TOTAL)).as('t'))
       .crossJoinLateral(rows.as('p'))
       .select([...names.map((name) => `p.${name}`), ownerKey, `t.${TOTAL}`])
       .orderBy(`p.${target.idColumn}`)
@@ -559,12 +604,12 @@ export class KyselyRepository implements Repository {
       // Run as a compiled query: Kysely's builder keeps RETURNING rows only where its adapter says it has RETURNING.
       const empty = this.#db.insertInto(resource.table)
       const defaults = this.#engine.emptyInsert === 'default values' ? empty.defaultValues() : empty.values({})
-      return this.#execute(undefined, () => defaults.returning(returning).compile() as CompiledQuery<Row>).then(firstRow)
+      return this.#execute(undefined, () => defaults.returning(this.#returned(resource, returning)).compile() as CompiledQuery<Row>).then(firstRow)
     }
     const enforcing = this.#enforcing(resource, row, names, requires)
     if (enforcing !== undefined) {
       // The foreign keys refuse a missing target: no row, as the guarded statement answers (the service then names it).
-      const plain = (): CompiledQuery<Row> => this.#db.insertInto(resource.table).values(row).returning(returning).compile() as CompiledQuery<Row>
+      const plain = (): CompiledQuery<Row> => this.#db.insertInto(resource.table).values(row).returning(this.#returned(resource, returning)).compile() as CompiledQuery<Row>
       return this.#execute(this.#statements && insertShape(this.#engine, resource, row, names, returning), plain).then(firstRow, (error: unknown) => {
         if (refusedTarget(error, resource, enforcing)) return undefined
         throw error
@@ -574,7 +619,7 @@ export class KyselyRepository implements Repository {
     const guarded = (): CompiledQuery<Row> => this.#db.insertInto(resource.table)
       .columns(names)
       .expression(this.#db.selectNoFrom(names.map((name) => sql.val(row[name]).as(name))).where(this.#filters.required(requires, new AliasCounter())))
-      .returning(returning)
+      .returning(this.#returned(resource, returning))
       .compile() as CompiledQuery<Row>
     return this.#execute(this.#statements && guardedInsertShape(this.#engine, resource, row, names, returning, requires), guarded).then(firstRow)
   }

@@ -61,6 +61,12 @@ export interface SqlEngine {
   /** The text of a key's value, as the engine prints it: a cursor holds it, and the engine reads it back as the same value. */
   readonly asText: (value: Expression<unknown>) => RawBuilder<unknown>
   /**
+   * How the text of a key's value is bound where the key is a number computed by an expression (an aggregate, a
+   * computed attribute), which has no column type to read the text as: SQLite compares a number with a text as
+   * unequal, so it reads the text as a number there (`cast(… as numeric)`); elsewhere the text itself.
+   */
+  readonly numericKeyValue?: (text: string) => Expression<unknown>
+  /**
    * How the columns an `UPDATE … RETURNING` of the table aliased `alias` returns are qualified: with the alias, or
    * not at all (`''`: SQLite's RETURNING names no table).
    */

@@ -111,6 +111,7 @@ export const SQLITE: SqlEngine = Object.freeze<SqlEngine>({
     sql<boolean>`(select min(instr(lower(${column}), w.value) > 0) from json_each(${words}) as w) = 1`,
   orderKey: (expression, descending) => descending ? sql`${expression} desc nulls first` : sql`${expression} asc nulls last`,
   asText: (value) => sql`cast(${value} as text)`,
+  numericKeyValue: (text) => sql`cast(${text} as numeric)`,
   returningAlias: () => '',
   emptyInsert: 'default values',
   updateReturns: true,

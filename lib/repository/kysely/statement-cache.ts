@@ -1,8 +1,8 @@
 import { CompiledQuery } from 'kysely'
-import type { ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
+import { selectedAs, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource } from '../../schema/resolved.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
 import type { PageWindow, QueryLayer, RequiredRow } from '../../contracts/repository.js'
-import { AliasCounter, ROOT, rootOf, writeFilter, writeRequired, type FilterOutput, type Scan } from './compile-filter.js'
+import { AliasCounter, ROOT, columnOf, rootOf, writeFilter, writeRequired, type FilterOutput, type Operand, type Scan } from './compile-filter.js'
 import type { LikeOperator, SqlEngine } from './sql-engine.js'
 
 /**
@@ -113,36 +113,36 @@ class FilterKey implements FilterOutput<void> {
     this.#writer = writer
   }
 
-  compare (column: string, operator: string, value: unknown): void {
-    this.#writer.part(`${column} ${operator}`)
+  compare (column: Operand, operator: string, value: unknown): void {
+    this.#writer.part(`${text(column)} ${operator}`)
     this.#writer.value(value)
   }
 
-  isNull (column: string, negated: boolean): void {
-    this.#writer.part(`${column} ${negated ? 'is not' : 'is'} null`)
+  isNull (column: Operand, negated: boolean): void {
+    this.#writer.part(`${text(column)} ${negated ? 'is not' : 'is'} null`)
   }
 
-  columns (column: string, operator: string, other: string): void {
-    this.#writer.part(`${column} ${operator} ${other}`)
+  columns (column: Operand, operator: string, other: Operand): void {
+    this.#writer.part(`${text(column)} ${operator} ${text(other)}`)
   }
 
-  between (column: string, low: unknown, high: unknown): void {
-    this.#writer.part(`${column} between`)
+  between (column: Operand, low: unknown, high: unknown): void {
+    this.#writer.part(`${text(column)} between`)
     this.#writer.value(low)
     this.#writer.value(high)
   }
 
-  list (column: string, negated: boolean, values: readonly unknown[]): void {
-    this.#writer.list(`${column} ${negated ? 'not in' : 'in'}`, values)
+  list (column: Operand, negated: boolean, values: readonly unknown[]): void {
+    this.#writer.list(`${text(column)} ${negated ? 'not in' : 'in'}`, values)
   }
 
-  like (column: string, operator: LikeOperator, pattern: unknown): void {
-    this.#writer.part(`${column} ${operator}`)
+  like (column: Operand, operator: LikeOperator, pattern: unknown): void {
+    this.#writer.part(`${text(column)} ${operator}`)
     this.#writer.value(pattern)
   }
 
-  match (column: string, query: unknown): void {
-    this.#writer.part(`${column} match`)
+  match (column: Operand, query: unknown): void {
+    this.#writer.part(`${text(column)} match`)
     this.#writer.value(query)
   }
 
@@ -167,9 +167,25 @@ class FilterKey implements FilterOutput<void> {
     this.#writer.part(`exists ${table} ${alias}${joined}/${where.length}`)
   }
 
+  /** A computed attribute's SQL is the same for every statement that names it: its name says it. */
+  computed (attribute: ResolvedAttribute, alias: string): Operand {
+    return `computed:${columnOf(alias, selectedAs(attribute))}`
+  }
+
+  /** An aggregate binds the scopes inside it in its own way: its statement is compiled each time. */
+  aggregate (): Operand {
+    this.cacheable = false
+    return 'aggregate'
+  }
+
   custom (): void {
     this.cacheable = false
   }
+}
+
+/** The key part of an operand: the column's text (the key output makes no other; see `computed`). */
+function text (operand: Operand): string {
+  return typeof operand === 'string' ? operand : '?'
 }
 
 /** Writes the key of a statement's conditions over `owner` (aliased `alias`): false when it cannot have one. */
@@ -192,6 +208,7 @@ function writeWhere (engine: SqlEngine, writer: ShapeWriter, where: FilterNode |
  */
 export function selectShape (engine: SqlEngine, layer: QueryLayer): StatementShape | undefined {
   const { resource, where } = layer
+  if (hasAggregates(layer)) return undefined
   if (where?.kind === 'compare' && where.op === 'eq' && where.attribute === resource.idAttribute && where.value !== null &&
     !Array.isArray(where.value) && layer.sort.length === 0 && layer.page === undefined) {
     // The same key for every id: written once per columns and kept with the resource.
@@ -199,6 +216,11 @@ export function selectShape (engine: SqlEngine, layer: QueryLayer): StatementSha
     return { key, values: [where.value] }
   }
   return writeSelectShape(engine, layer)
+}
+
+/** Whether a layer selects aggregates (each a subquery with the scopes it reaches). */
+function hasAggregates (layer: QueryLayer): boolean {
+  return layer.aggregates !== undefined && layer.aggregates.length > 0
 }
 
 /**
@@ -212,12 +234,12 @@ const INSERT_KEYS = 'statement-key:insert'
 
 function writeSelectShape (engine: SqlEngine, layer: QueryLayer): StatementShape | undefined {
   const { resource, page, sort } = layer
-  if (sort.some((key) => key.path.length > 0)) return undefined
+  if (sort.some((key) => key.path.length > 0 || key.aggregate !== undefined) || hasAggregates(layer)) return undefined
   const writer = new ShapeWriter(engine)
   const root = rootOf(layer.where, sort)
   writer.part(`select:${resourceKey(resource)}:${root}:${layer.columns.join(',')}`)
   if (!writeWhere(engine, writer, layer.where, resource, root)) return undefined
-  writer.part(`order:${sort.map((key) => `${key.attribute === resource.idAttribute ? '#' : ''}${key.attribute.column as string}${key.descending ? '-' : '+'}`).join(',')}`)
+  writer.part(`order:${sort.map((key) => `${key.attribute === resource.idAttribute ? '#' : ''}${key.attribute.column ?? `computed:${selectedAs(key.attribute)}`}${key.descending ? '-' : '+'}`).join(',')}`)
   if (page !== undefined) {
     writer.part('page')
     if (page.limit !== undefined) writer.value(page.limit)
@@ -243,6 +265,8 @@ export function countShape (engine: SqlEngine, layer: QueryLayer, kind: 'count' 
  * relationship and columns.
  */
 export function relatedShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer, lateral = false): StatementShape | undefined {
+  // Aggregates bind their scopes in their own way: compiled each time.
+  if (hasAggregates(layer)) return undefined
   const one = ownerIds.length === 1
   const page = layer.page
   // An engine that binds each id of a list has a key per number of owners: not kept.
