@@ -81,11 +81,13 @@ const WRAPPERS: Readonly<Record<string, Wrapper>> = {
     tail: [],
   },
   resource: {
-    about: 'members of the object a resource declaration takes (`attributes: { … }`, `hooks: { … }`), with `Type` and `JsonApiError` '
+    about: 'members of the object a resource declaration takes (`attributes: { … }`, `hooks: { … }`), with `Type`, `sql` and `JsonApiError` '
       + 'imported; its hooks receive the context `{ user: { id: string } | undefined }`',
     head: [
       "import { Type } from '@sinclair/typebox'",
+      "import { sql } from 'kysely'",
       "import { defineResourceFor, JsonApiError } from 'fastify-jsonapi'",
+      'void sql',
       'export const resource = defineResourceFor<{ readonly user: { readonly id: string } | undefined }>()({',
       "  type: 'example',",
     ],

@@ -1,4 +1,4 @@
-import type { ResolvedResource } from '../../lib/schema/resolved.js'
+import { selectedAs, type ResolvedResource } from '../../lib/schema/resolved.js'
 import { readValue } from '../../lib/schema/value-codec.js'
 import type { QueryTree } from '../../lib/query/query-tree.js'
 import { resourceKey, type ResourceRow, type ResultSet } from '../../lib/contracts/result-set.js'
@@ -27,7 +27,7 @@ export function resourceObjectOf (baseUrl: string, query: QueryTree, result: Res
   for (const name of selection.attributes) {
     const attribute = resource.attributes.get(name)
     if (attribute === undefined) continue
-    attributes[name] = attribute.derived === undefined ? readValue(attribute, row[attribute.column as string]) : attribute.derived.compute(row)
+    attributes[name] = attribute.derived === undefined ? readValue(attribute, row[attribute.column ?? selectedAs(attribute)]) : attribute.derived.compute(row)
   }
   const self = selfLinkOf(baseUrl, resource, id)
   const linkage = result.linkage.get(resourceKey(resource.type, id))

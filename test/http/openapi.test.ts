@@ -190,8 +190,10 @@ t.test('the query parameters say what each family accepts', async (t) => {
   const list = parameters('/users', 'get')
   t.same(list.sort.schema, { allOf: [{ $ref: '#/components/schemas/user.sort' }] })
   const sort = new RegExp(schemas['user.sort'].pattern)
-  for (const key of ['name', '-age', 'id,-name', 'group.name', 'bio.birth_city']) t.match(key, sort, `sort=${key} is accepted`)
-  for (const key of ['display_name', 'nothing', 'computers.serial', 'name,']) t.notMatch(key, sort, `sort=${key} is not`)
+  for (const key of ['name', '-age', 'id,-name', 'group.name', 'bio.birth_city', 'display_name', '-count(computers),name', 'computer_count', 'count(group.users)']) {
+    t.match(key, sort, `sort=${key} is accepted`)
+  }
+  for (const key of ['nothing', 'computers.serial', 'name,', 'count(group)', 'count(computers']) t.notMatch(key, sort, `sort=${key} is not`)
   const include = new RegExp(schemas['user.include'].pattern)
   for (const path of ['computers', 'computers.owner', 'bio,group', 'computers.owner.group']) t.match(path, include, `include=${path} is accepted`)
   for (const path of ['nothing', 'computers.owner.group.users', 'computers,']) t.notMatch(path, include, `include=${path} is not`)
@@ -201,7 +203,9 @@ t.test('the query parameters say what each family accepts', async (t) => {
   t.ok(list['fields[computer]'] && list['fields[user_bio]'], 'fields of the types an include reaches')
   t.match(list.filter.content['application/json'].schema, { type: 'array', items: { $ref: '#/components/schemas/user.filter-item' } }, 'the JSON filter is JSON content: an array of filter objects')
   t.ok(list['filter[name]'] && list['filter[group_id]'] && list['filter[id]'], 'the simple filter forms')
-  t.notOk(list['filter[display_name]'], 'a derived attribute is not filterable')
+  t.ok(list['filter[display_name]'], 'a computed attribute is filterable')
+  t.ok(list['filter[count(computers)]'] && list['filter[count(notes)]'], 'counts of the to-many relationships')
+  t.notOk(list['filter[count(group)]'], 'no count of a to-one relationship')
   t.same(list['page[size]'].schema, { type: 'integer', minimum: 0, maximum: 1000 })
   t.same(list['page[number]'].schema, { type: 'integer', minimum: 1 })
   const detail = parameters('/users/{id}', 'get')

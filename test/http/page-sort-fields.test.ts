@@ -188,8 +188,8 @@ t.test('cannot sort, page or select fields wrongly', async (t) => {
     ['/users?sort=nope', "'nope' is not an attribute of 'user'"],
     ['/users?sort=-nope', "'nope' is not an attribute of 'user'"],
     ['/users?sort=group.nope', "'group.nope': 'nope' is not an attribute of 'group'"],
-    ['/users?sort=display_name', "'display_name' of 'user' is not sortable"],
-    ['/computers?sort=owner.display_name', "'owner.display_name': 'display_name' of 'user' is not sortable"],
+    ['/users?sort=count(bio)', "'count(bio)': 'bio' is a to-one relationship of 'user': count() counts a to-many relationship"],
+    ['/computers?sort=count(owner)', "'count(owner)': 'owner' is a to-one relationship of 'computer': count() counts a to-many relationship"],
   ]
   for (const [url, detail] of details) t.equal((await get(url)).body.errors[0].detail, detail, url)
 })

@@ -146,7 +146,7 @@ t.test('the repository runs its single statements that way on the library\'s dia
     connect (callback: (error: Error | undefined, client: unknown, release: () => void) => void) { callback(undefined, client, () => {}) },
     end: async () => {},
   }
-  const resource = { table: 'users', idColumn: 'id', type: 'user', memo: new Memo() } as never
+  const resource = { table: 'users', idColumn: 'id', type: 'user', memo: new Memo(), computedSelects: new Map() } as never
   const layer = { resource, columns: ['name'], where: undefined, sort: [], page: undefined, include: [] } as never
   const dialect = new CountingDialect({ pool: pool as never })
   const repository = new KyselyRepository(new Kysely<any>({ dialect }))

@@ -129,7 +129,7 @@ const bad: Array<[Raw, string, { type?: string; collection?: boolean; limits?: P
   [{ 'fields[user]': ['name', 'age'] }, 'fields[user]'],
   [{ fields: 'name' }, 'fields'],
   [{ sort: 'nothing' }, 'sort'],
-  [{ sort: 'display_name' }, 'sort'],
+  [{ sort: 'count(group)' }, 'sort'],
   [{ sort: '-' }, 'sort'],
   [{ sort: '' }, 'sort'],
   [{ sort: 'name,' }, 'sort'],

@@ -201,9 +201,9 @@ t.test('the declarations of these tests resolve', async (t) => {
 t.test('cannot declare a derived attribute sortable or filterable', async (t) => {
   const derived = { schema: Type.String(), derived: { columns: ['name'], compute: (row: Record<string, unknown>) => String(row.name) } }
   assertDeclarationError(t, 'sortable', [{ ...tag(), attributes: { label: { ...derived, sortable: true } } }], 'tag', 'label',
-    'a derived attribute cannot be sortable: it is computed after the rows are read')
+    'a derived attribute cannot be sortable: it is computed after the rows are read (declare it `computed`, an SQL expression, to sort by it)')
   assertDeclarationError(t, 'filterable', [{ ...tag(), attributes: { label: { ...derived, filterable: true } } }], 'tag', 'label',
-    'a derived attribute cannot be filterable: it is computed after the rows are read')
+    'a derived attribute cannot be filterable: it is computed after the rows are read (declare it `computed`, an SQL expression, to filter by it)')
 })
 
 t.test('cannot declare a resource with an unknown key', async (t) => {
@@ -320,7 +320,7 @@ t.test('cannot declare a constant default that does not match the schema', async
     assertDeclarationError(t, label, authorWith({ schema, default: value }), 'author', 'name', `the \`default\` ${message}`)
   }
   assertDeclarationError(t, 'a default on a derived attribute', authorWith({ schema: Type.String(), default: 'x', derived: { columns: ['a'], compute: String } }),
-    'author', 'name', 'a derived attribute is never stored: its `default` would never be written')
+    'author', 'name', 'a derived, computed or aggregate attribute is never stored: its `default` would never be written')
 })
 
 t.test('defaults that match their schema, and functions, are accepted', async (t) => {
@@ -340,4 +340,23 @@ t.test('defaults that match their schema, and functions, are accepted', async (t
     t.ok(attribute?.hasDefault, `${label}: has a default`)
     t.equal(attribute?.defaultValue, value, `${label}: kept as declared`)
   }
+})
+
+t.test('cannot declare an aggregate or a computed attribute that cannot work', async (t) => {
+  const withAttribute = (attribute: Loose): Loose[] => [{ ...author(), attributes: { ...author().attributes, counted: attribute } }, book()]
+  const cases: Array<[string, Loose, string]> = [
+    ['an unknown function', { schema: Type.Integer(), aggregate: { total: 'books' } }, "`aggregate` is one of { count: '<relationship>' }, { sum | min | max | avg: '<relationship>.<attribute>' }"],
+    ['two functions', { schema: Type.Integer(), aggregate: { count: 'books', sum: 'books.id' } }, "`aggregate` is one of { count: '<relationship>' }, { sum | min | max | avg: '<relationship>.<attribute>' }"],
+    ['a sum without an attribute', { schema: Type.Integer(), aggregate: { sum: 'books' } }, "`sum` takes '<relationship>.<attribute>' (the related attribute it aggregates), not 'books'"],
+    ['an unknown relationship', { schema: Type.Integer(), aggregate: { count: 'bookz' } }, "the aggregate's 'bookz' is not a relationship of 'author' (did you mean 'books'?)"],
+    ['a to-one relationship last', { schema: Type.Integer(), aggregate: { count: 'books.author' } }, "the aggregate's 'books' is a to-many relationship: only its last step may be (the steps before it are to-one)"],
+    ['an unknown related attribute', { schema: Type.Integer(), aggregate: { max: 'books.titel' } }, "'titel' is not a stored attribute of 'book' (did you mean 'title'?)"],
+    ['a count that is not a number', { schema: Type.String(), aggregate: { count: 'books' } }, 'the schema of a `count` aggregate is a number (Type.Integer(), Type.Number()), not string'],
+    ['a writable aggregate', { schema: Type.Integer(), aggregate: { count: 'books' }, readOnly: false }, 'a computed or aggregate attribute is read-only: it is never stored'],
+    ['an aggregate with a column', { schema: Type.Integer(), aggregate: { count: 'books' }, column: 'n' }, 'give one of `aggregate`, `column`: they are different ways to get the value'],
+    ['computed and derived', { schema: Type.String(), computed: () => undefined, derived: { columns: ['name'], compute: () => '' } }, 'give one of `derived`, `computed`: they are different ways to get the value'],
+    ['computed that is no function', { schema: Type.String(), computed: 'upper(name)' }, '`computed` must be a function that returns an SQL expression'],
+    ['an unknown rendering', { schema: Type.Integer(), aggregate: { count: 'books' }, rendered: 'never' }, "`rendered` must be 'always' or 'on-request', not 'never'"],
+  ]
+  for (const [label, attribute, message] of cases) assertDeclarationError(t, label, withAttribute(attribute), 'author', 'counted', message)
 })
