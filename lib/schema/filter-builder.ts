@@ -5,6 +5,7 @@ import {
   andNode, compareNode, constantNode, existsNode, notNode, orNode, referencesNode,
   type BuiltinOperator, type FilterNode,
 } from './filter-nodes.js'
+import { countKey, declaredAggregate } from './aggregates.js'
 
 /** The names a condition may compare: every attribute (hidden ones too) and `id`. */
 export type ConditionName<A extends AttributeDeclarations> = (keyof A & string) | 'id'
@@ -43,6 +44,12 @@ export interface FilterBuilder<A extends AttributeDeclarations, R extends Relati
   notIn<K extends ConditionName<A>>(name: K, values: ReadonlyArray<ConditionValue<A, K>>): FilterNode
   /** Any built-in operator of the query language (`like`, `between` …) with its value. */
   compare<K extends ConditionName<A>>(name: K, op: BuiltinOperator, value: unknown): FilterNode
+  /**
+   * How many rows of a to-many relationship the row has, compared with `value`: `count('computers', 'ge', 2)`. The
+   * related type's own scope applies: a row it cannot see is not counted. (A declared aggregate attribute is compared
+   * by its name, with `eq`, `gt` ….)
+   */
+  count<K extends keyof R & string>(relationship: K, op: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le', value: number): FilterNode
   and(...conditions: FilterNode[]): FilterNode
   or(...conditions: FilterNode[]): FilterNode
   not(condition: FilterNode): FilterNode
@@ -77,9 +84,14 @@ export function filterBuilderOf (graph: ResourceGraph, resource: ResolvedResourc
 function createFilterBuilder (graph: ResourceGraph, resource: ResolvedResource): FilterBuilder<any, any> {
   const attribute = (name: string): ResolvedAttribute => {
     const found = name === 'id' ? resource.idAttribute : resource.attributes.get(name)
-    if (found === undefined || found.column === undefined) throw fail(resource, `'${name}' is not a stored attribute`)
+    if (found === undefined || (found.column === undefined && found.computed === undefined && found.aggregate === undefined)) {
+      throw fail(resource, `'${name}' is not a stored, computed or aggregate attribute`)
+    }
     return found
   }
+  // An aggregate attribute compares what it computes (the composer puts the related type's scope in).
+  const node = (found: ResolvedAttribute, op: BuiltinOperator, raw: unknown): FilterNode =>
+    compareNode(found, op, raw, found.aggregate === undefined ? undefined : declaredAggregate(graph, resource, found))
   const value = (name: string, raw: unknown): unknown => {
     if (raw === undefined) throw fail(resource, `the value of '${name}' is undefined`)
     return name === 'id' && raw !== null ? String(raw) : raw
@@ -89,7 +101,7 @@ function createFilterBuilder (graph: ResourceGraph, resource: ResolvedResource):
     if (found === undefined) throw fail(resource, `'${name}' is not a relationship`)
     return found
   }
-  const compare = (op: BuiltinOperator) => (name: string, raw: unknown): FilterNode => compareNode(attribute(name), op, value(name, raw))
+  const compare = (op: BuiltinOperator) => (name: string, raw: unknown): FilterNode => node(attribute(name), op, value(name, raw))
   const list = (name: string, values: readonly unknown[]): unknown[] => {
     if (!Array.isArray(values)) throw fail(resource, `'${name}' needs an array of values`)
     return values.map((item) => value(name, item))
@@ -101,9 +113,15 @@ function createFilterBuilder (graph: ResourceGraph, resource: ResolvedResource):
     ge: compare('ge'),
     lt: compare('lt'),
     le: compare('le'),
-    in: (name, values) => compareNode(attribute(name), 'in_', list(name, values)),
-    notIn: (name, values) => compareNode(attribute(name), 'notin_', list(name, values)),
-    compare: (name, op, raw) => compareNode(attribute(name), op, raw),
+    in: (name, values) => node(attribute(name), 'in_', list(name, values)),
+    notIn: (name, values) => node(attribute(name), 'notin_', list(name, values)),
+    compare: (name, op, raw) => node(attribute(name), op, raw),
+    count (name, op, raw) {
+      const key = countKey(graph, resource, name)
+      if (typeof key === 'string') throw fail(resource, key)
+      if (!Number.isInteger(raw)) throw fail(resource, `the count of '${name}' is compared with an integer, not ${String(raw)}`)
+      return compareNode(key.attribute, op, raw, key.aggregate)
+    },
     and: (...conditions) => conditions.length === 0 ? constantNode(true) : andNode(conditions),
     or: (...conditions) => conditions.length === 0 ? constantNode(false) : orNode(conditions),
     not: (condition) => notNode(condition),

@@ -1,6 +1,10 @@
 import t, { type Test } from 'tap'
-import { startTestApp, type TestResponse } from '../helpers/test-app.js'
+import { documentedFastify } from '../helpers/documented-fastify.js'
+import { injectJsonApi, startTestApp, type TestResponse } from '../helpers/test-app.js'
 import { assertError } from '../helpers/assert-errors.js'
+import { jsonApi, type AnyResourceDeclaration } from '../../lib/index.js'
+import { Type } from '@sinclair/typebox'
+import { resources } from '../../examples/app/resources.js'
 
 // Aggregates (`user.computer_count`, `parent.kid_count`, `count(…)` of the query language) and a database-computed
 // attribute (`user.display_name`) on the example app, on every engine.
@@ -9,9 +13,10 @@ const api = await startTestApp(t.teardown)
 
 t.before(async () => {
   await api.reset()
+  for (const name of ['engineers', 'nobody']) await api.db.insertInto('groups').values({ name }).execute()
   for (const user of [
-    { name: 'ada', first_name: 'Ada', last_name: 'Lovelace' },
-    { name: 'grace', first_name: 'Grace', last_name: null },
+    { name: 'ada', first_name: 'Ada', last_name: 'Lovelace', group_id: 1, age: 36 },
+    { name: 'grace', first_name: 'Grace', last_name: null, group_id: 1, age: 85 },
     { name: 'linus' },
     { name: 'alan', first_name: ' ', last_name: 'Turing' },
   ]) await api.db.insertInto('users').values(user).execute()
@@ -241,4 +246,58 @@ t.test('the OpenAPI document lists the counts each collection takes in filter an
   t.match(text, /"count\(owner\.computers\)"/, 'computers filter by count(owner.computers)')
   t.match(text, /"count\(kids\)"/)
   t.match(text, /Computed by the database: count\(computers\)/)
+})
+
+t.test('aggregates in a scope: a type may be scoped by a count, and every count inside follows the scopes it reaches', async (t) => {
+  // Groups are visible only with a member who owns a computer; computers with serial B2 are hidden from everyone.
+  const scoped = resources.map((declaration): AnyResourceDeclaration => {
+    if (declaration.type === 'group') {
+      return { ...declaration, hooks: { scope: (_context: unknown, where: any) => where.has('users', (user: any) => user.gt('computer_count', 0)) } }
+    }
+    if (declaration.type === 'computer') return { ...declaration, hooks: { scope: (_context: unknown, where: any) => where.ne('serial', 'B2') } }
+    if (declaration.type === 'user') return { ...declaration, hooks: { scope: (_context: unknown, where: any) => where.or(where.count('computers', 'ge', 1), where.eq('name', 'linus')) } }
+    return declaration
+  })
+  const app = await documentedFastify()
+  await app.register(jsonApi, { db: api.db, resources: scoped, context: () => ({ user: undefined }) })
+  await app.ready()
+  t.teardown(() => app.close())
+  const users = await injectJsonApi(app, 'GET', '/users?fields[user]=name,computer_count&sort=id')
+  t.equal(users.status, 200)
+  t.same(values(users, 'computer_count'), { 1: 1, 2: 2, 3: 0, 4: 1 }, "grace's B2 is not counted; linus is visible by name")
+  const groups = await injectJsonApi(app, 'GET', '/groups')
+  t.same(ids(groups), ['1'], 'only the group with a member who owns a visible computer')
+  const counted = await injectJsonApi(app, 'GET', `/groups?${filter([{ name: 'count(users)', op: 'eq', val: 2 }])}`)
+  t.same(ids(counted), ['1'], 'a count of users within their scope')
+  const none = await injectJsonApi(app, 'GET', `/users?${filter([{ name: 'count(computers)', op: 'ge', val: 3 }])}`)
+  t.same(ids(none), [], 'grace owns 3 computers, 2 of which the request may see')
+})
+
+t.test('sum, min, max and avg of a related attribute: numbers, null over no related row', async (t) => {
+  const Nullable = (schema: ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>) => Type.Union([schema, Type.Null()])
+  const declared = resources.map((declaration): AnyResourceDeclaration => declaration.type !== 'group' ? declaration : {
+    ...declaration,
+    attributes: {
+      ...declaration.attributes,
+      total_age: { schema: Nullable(Type.Integer()), aggregate: { sum: 'users.age' } },
+      youngest: { schema: Nullable(Type.Integer()), aggregate: { min: 'users.age' }, rendered: 'always' },
+      oldest: { schema: Nullable(Type.Integer()), aggregate: { max: 'users.age' } },
+      mean_age: { schema: Nullable(Type.Number()), aggregate: { avg: 'users.age' } },
+    },
+  })
+  const app = await documentedFastify()
+  await app.register(jsonApi, { db: api.db, resources: declared })
+  await app.ready()
+  t.teardown(() => app.close())
+  const plain = await injectJsonApi(app, 'GET', '/groups')
+  t.same(plain.body.data.map((group: any) => group.attributes), [{ name: 'engineers', youngest: 36 }, { name: 'nobody', youngest: null }], "`rendered: 'always'`")
+  const all = await injectJsonApi(app, 'GET', '/groups?fields[group]=total_age,youngest,oldest,mean_age')
+  t.same(all.body.data.map((group: any) => group.attributes), [
+    { total_age: 121, youngest: 36, oldest: 85, mean_age: 60.5 },
+    { total_age: null, youngest: null, oldest: null, mean_age: null },
+  ])
+  const sorted = await injectJsonApi(app, 'GET', `/groups?sort=-mean_age&${filter([{ name: 'oldest', op: 'ge', val: 80 }])}`)
+  t.same(ids(sorted), ['1'])
+  const bad = await injectJsonApi(app, 'GET', `/groups?${filter([{ name: 'mean_age', op: 'gt', val: 'old' }])}`)
+  assertError(t, bad, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'filter', detail: /not a valid value/ })
 })
