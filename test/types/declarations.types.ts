@@ -214,3 +214,24 @@ export const missingName: CreateAttributes<typeof user> = { age: 3 }
 export const writesLabel: CreateAttributes<typeof user> = { name: 'ada', label: 'x' }
 // @ts-expect-error: a create-only attribute is not in an update
 export const updatesCode: UpdateAttributes<typeof user> = { code: 'x' }
+
+// --- computed attributes and aggregates: rendered, never written; `computed` returns an SQL expression
+
+export const owner = defineResource({
+  type: 'owner',
+  attributes: {
+    name: { schema: Type.String(), required: true },
+    upper_name: { schema: Type.String(), computed: ({ column, engine }) => engine === 'sqlite' ? sql<string>`upper(${column('name')})` : sql<string>`upper(${column('name')})` },
+    pet_count: { schema: Type.Integer(), aggregate: { count: 'pets' } },
+  },
+  relationships: { pets: { kind: 'to-many', type: 'pet', inverse: 'owner' } },
+})
+expectTypeOf<ResourceAttributes<typeof owner>>().toEqualTypeOf<{ name: string; upper_name: string; pet_count: number }>()
+expectTypeOf<CreateAttributes<typeof owner>>().toEqualTypeOf<{ name: string }>()
+expectTypeOf<UpdateAttributes<typeof owner>>().toEqualTypeOf<{ name?: string }>()
+
+defineResource({
+  type: 'owner2',
+  // @ts-expect-error: an aggregate names its function: count, sum, min, max or avg
+  attributes: { n: { schema: Type.Integer(), aggregate: { total: 'pets' } } },
+})
