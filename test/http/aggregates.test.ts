@@ -167,6 +167,19 @@ t.test('sort by an aggregate, and page by cursor under it', async (t) => {
   t.same(walked, byName, 'a computed attribute is a cursor key')
 })
 
+t.test('aggregates on every route that reads a collection: related, relationship, unpaged (streamed)', async (t) => {
+  const related = await get('/groups/1/users?sort=-count(computers)&fields[user]=computer_count')
+  t.same(values(related, 'computer_count'), { 2: 3, 1: 1 })
+  t.same(ids(related), ['2', '1'])
+  t.equal(api.counter.count, 3, 'the owner, the page and the count')
+  const linkage = await get('/groups/1/relationships/users?sort=-count(computers)')
+  t.equal(linkage.status, 200)
+  t.same(linkage.body.data.map((item: { id: string }) => item.id), ['2', '1'])
+  const streamed = await get(`/users?page[size]=0&sort=-count(computers),id&fields[user]=computer_count&${filter([{ name: 'count(computers)', op: 'ge', val: 1 }])}`)
+  t.same(ids(streamed), ['2', '1', '4'])
+  t.same(values(streamed, 'computer_count'), { 2: 3, 1: 1, 4: 1 })
+})
+
 t.test('every count sees only the rows the request may see', async (t) => {
   const anonymous = await get('/users?sort=-count(notes),id&fields[user]=name')
   t.same(ids(anonymous), ['1', '2', '3', '4'], 'anonymous: every count is 0')
