@@ -10,8 +10,6 @@ import {
   type AggregateTerm, type BuiltinOperator, type CompareNode, type FieldCompareNode, type FilterNode,
 } from '../schema/filter-nodes.js'
 import { countKey, countPath, declaredAggregate, type CountKey } from '../schema/aggregates.js'
-
-const compareWith = compareNode
 import type { FilterLimits } from '../contracts/query-limits.js'
 
 /** The comparisons that read the whole text of every row they are tried on. */
@@ -250,7 +248,8 @@ class FilterReader {
       attribute = count.attribute
     }
     const aggregate = count?.aggregate ?? this.#aggregateOf(walked.owner, attribute)
-    const compareNode = (attribute: ResolvedAttribute, op: BuiltinOperator, value: unknown): CompareNode => compareWith(attribute, op, value, aggregate)
+    // The comparison of the attribute (of what an aggregate computes).
+    const compare = (op: BuiltinOperator, value: unknown): CompareNode => compareNode(attribute, op, value, aggregate)
     this.#countValue(value.val, `${path}.val`)
     if ('field' in value) {
       return this.#wrap(walked.path, this.#fieldComparison(attribute, walked.owner, op, value, path))
@@ -277,19 +276,19 @@ class FilterReader {
       case 'null':
         if (val !== null && val !== undefined) throw this.#fail(at, `'${op}' takes null, got ${show(val)}`)
         this.#nullable(attribute, at)
-        return this.#wrap(walked.path, compareNode(attribute, op, null))
+        return this.#wrap(walked.path, compare(op, null))
       case 'value':
         if (val === null) this.#nullable(attribute, at)
-        return this.#wrap(walked.path, compareNode(attribute, op, val === null ? null : this.#coerce(attribute, val, at)))
+        return this.#wrap(walked.path, compare(op, val === null ? null : this.#coerce(attribute, val, at)))
       case 'pair':
         if (!Array.isArray(val) || val.length !== 2) throw this.#fail(at, `'between' takes [low, high], got ${show(val)}`)
-        return this.#wrap(walked.path, compareNode(attribute, op, val.map((item, index) => this.#coerce(attribute, item, `${at}[${index}]`))))
+        return this.#wrap(walked.path, compare(op, val.map((item, index) => this.#coerce(attribute, item, `${at}[${index}]`))))
       case 'list':
         if (!Array.isArray(val)) throw this.#fail(at, `'${op}' takes an array of values, got ${show(val)}`)
-        return this.#wrap(walked.path, compareNode(attribute, op, val.map((item, index) => this.#coerce(attribute, item, `${at}[${index}]`))))
+        return this.#wrap(walked.path, compare(op, val.map((item, index) => this.#coerce(attribute, item, `${at}[${index}]`))))
       case 'text':
         if (typeof val !== 'string') throw this.#fail(at, `'${op}' takes a string, got ${show(val)}`)
-        return this.#wrap(walked.path, compareNode(attribute, op, val))
+        return this.#wrap(walked.path, compare(op, val))
     }
   }
 
