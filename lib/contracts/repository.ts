@@ -90,6 +90,11 @@ export interface SelectedAggregate {
   readonly term: AggregateTerm
 }
 
+/** Whether a layer selects aggregates (each a subquery with the scopes it reaches). */
+export function selectsAggregates (layer: QueryLayer): boolean {
+  return layer.aggregates !== undefined && layer.aggregates.length > 0
+}
+
 /** One include step: the relationship followed and what to read of its related rows (their `where` is their scope). */
 export interface IncludeLayer {
   readonly relationship: ResolvedRelationship

@@ -13,7 +13,7 @@ export interface KeysetKey {
   readonly nullable: boolean
   /**
    * How a value's text is bound for this key, where the engine would not read it as the key's type (see
-   * `SqlEngine.typedKeyValue`); as the text itself when undefined.
+   * `SqlEngine.numericKeyValue`); as the text itself when undefined.
    */
   readonly bind?: (text: string) => unknown
 }

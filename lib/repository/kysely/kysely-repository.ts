@@ -2,7 +2,7 @@ import { CompiledQuery, sql, type AliasedRawBuilder, type Expression, type Kysel
 import type { Row } from '../../schema/fields.js'
 import { selectedAs, type RelationshipStorage, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource, type ResourceGraph } from '../../schema/resolved.js'
 import {
-  StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type PageWindow, type QueryLayer, type RelatedRow,
+  StorageError, selectsAggregates, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type PageWindow, type QueryLayer, type RelatedRow,
   type Repository, type RequiredRow, type WriteTarget,
 } from '../../contracts/repository.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
@@ -74,11 +74,6 @@ const NUMERIC: ReadonlySet<string> = new Set(['integer', 'number', 'decimal'])
 
 /** What a select list may hold: a column (qualified), or an expression under a name. */
 type SelectItem = string | AliasedRawBuilder<unknown, string>
-
-/** Whether a layer selects aggregates. */
-function hasAggregates (layer: QueryLayer): boolean {
-  return layer.aggregates !== undefined && layer.aggregates.length > 0
-}
 
 /** The names a layer's rows carry, as an outer SELECT names them: the id, the columns, the aggregates' names. */
 function selectedNames (layer: QueryLayer): string[] {
@@ -318,7 +313,7 @@ export class KyselyRepository implements Repository {
   #selectMany (layer: QueryLayer) {
     const { resource, page } = layer
     const aliases = new AliasCounter()
-    const root = rootOf(layer.where, layer.sort, hasAggregates(layer))
+    const root = rootOf(layer.where, layer.sort, selectsAggregates(layer))
     let builder = this.#where(layer, aliases, root).select(this.#selected(layer, root, aliases))
     if (page !== undefined || layer.sort.length > 0) {
       for (const key of layer.sort) builder = builder.orderBy(this.#engine.orderKey(compileSort(this.#filters, key, resource, root, aliases), key.descending))
@@ -507,7 +502,7 @@ export class KyselyRepository implements Repository {
     const target = layer.resource
     const where = layer.where
     // Only the related rows of an inverse foreign key are read from their table alone (the others join another).
-    const root = storage.kind === 'inverse' ? rootOf(where, [], hasAggregates(layer)) : ROOT
+    const root = storage.kind === 'inverse' ? rootOf(where, [], selectsAggregates(layer)) : ROOT
     const aliases = new AliasCounter()
     const selected = this.#selected(layer, root, aliases)
     let builder

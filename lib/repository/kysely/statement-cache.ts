@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely'
 import { selectedAs, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource } from '../../schema/resolved.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
-import type { PageWindow, QueryLayer, RequiredRow } from '../../contracts/repository.js'
+import { selectsAggregates, type PageWindow, type QueryLayer, type RequiredRow } from '../../contracts/repository.js'
 import { AliasCounter, ROOT, columnOf, rootOf, writeFilter, writeRequired, type FilterOutput, type Operand, type Scan } from './compile-filter.js'
 import type { LikeOperator, SqlEngine } from './sql-engine.js'
 
@@ -203,12 +203,12 @@ function writeWhere (engine: SqlEngine, writer: ShapeWriter, where: FilterNode |
 
 /**
  * The shape of a layer's SELECT (its rows in its order and window), or undefined when it has none: a sort through a
- * relationship (its subquery binds the related type's scope) or a custom operator is compiled each time. A read of
+ * relationship (its subquery binds the related type's scope), an aggregate (likewise) or a custom operator is compiled each time. A read of
  * one row by its id alone (`GET /<type>/<id>` of a type without a scope) takes the key kept for its columns.
  */
 export function selectShape (engine: SqlEngine, layer: QueryLayer): StatementShape | undefined {
   const { resource, where } = layer
-  if (hasAggregates(layer)) return undefined
+  if (selectsAggregates(layer)) return undefined
   if (where?.kind === 'compare' && where.op === 'eq' && where.attribute === resource.idAttribute && where.value !== null &&
     !Array.isArray(where.value) && layer.sort.length === 0 && layer.page === undefined) {
     // The same key for every id: written once per columns and kept with the resource.
@@ -216,11 +216,6 @@ export function selectShape (engine: SqlEngine, layer: QueryLayer): StatementSha
     return { key, values: [where.value] }
   }
   return writeSelectShape(engine, layer)
-}
-
-/** Whether a layer selects aggregates (each a subquery with the scopes it reaches). */
-function hasAggregates (layer: QueryLayer): boolean {
-  return layer.aggregates !== undefined && layer.aggregates.length > 0
 }
 
 /**
@@ -234,7 +229,7 @@ const INSERT_KEYS = 'statement-key:insert'
 
 function writeSelectShape (engine: SqlEngine, layer: QueryLayer): StatementShape | undefined {
   const { resource, page, sort } = layer
-  if (sort.some((key) => key.path.length > 0 || key.aggregate !== undefined) || hasAggregates(layer)) return undefined
+  if (sort.some((key) => key.path.length > 0 || key.aggregate !== undefined) || selectsAggregates(layer)) return undefined
   const writer = new ShapeWriter(engine)
   const root = rootOf(layer.where, sort)
   writer.part(`select:${resourceKey(resource)}:${root}:${layer.columns.join(',')}`)
@@ -266,7 +261,7 @@ export function countShape (engine: SqlEngine, layer: QueryLayer, kind: 'count' 
  */
 export function relatedShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer, lateral = false): StatementShape | undefined {
   // Aggregates bind their scopes in their own way: compiled each time.
-  if (hasAggregates(layer)) return undefined
+  if (selectsAggregates(layer)) return undefined
   const one = ownerIds.length === 1
   const page = layer.page
   // An engine that binds each id of a list has a key per number of owners: not kept.
