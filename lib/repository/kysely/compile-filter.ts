@@ -1,6 +1,6 @@
 import { expressionBuilder, sql, type ComparisonOperator, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
-import type { AggregateTerm, CompareNode, CustomNode, FilterNode, FilterNodeKind, ReferencesNode } from '../../schema/filter-nodes.js'
+import { existsNode, type AggregateTerm, type CompareNode, type CustomNode, type FilterNode, type FilterNodeKind, type ReferencesNode } from '../../schema/filter-nodes.js'
 import type { RequiredRow } from '../../contracts/repository.js'
 import type { SortNode } from '../../query/query-tree.js'
 import type { LikeOperator, SqlEngine } from './sql-engine.js'
@@ -165,7 +165,27 @@ function operandOf<E> ({ output, owner, alias, aliases }: Walk<E>, attribute: Re
   return columnOf(alias, attribute.column as string)
 }
 
+/**
+ * Whether a comparison of a count says only that related rows exist (`true`: `gt 0`, `ge 1`, `ne 0`) or that none
+ * does (`false`: `eq 0`, `lt 1`, `le 0`); undefined for any other. Written as `EXISTS`, which the planner can answer
+ * as a semi-join, stopping at the first related row, where a count would count them all for every row.
+ */
+function existence (node: CompareNode): boolean | undefined {
+  const aggregate = node.aggregate
+  if (aggregate === undefined || aggregate.fn !== 'count' || aggregate.steps.length > 0) return undefined
+  const { op, value } = node
+  if ((op === 'gt' && value === 0) || (op === 'ge' && value === 1) || (op === 'ne' && value === 0)) return true
+  if ((op === 'eq' && value === 0) || (op === 'lt' && value === 1) || (op === 'le' && value === 0)) return false
+  return undefined
+}
+
 function writeCompare<E> (walk: Walk<E>, node: CompareNode): E {
+  const exists = existence(node)
+  if (exists !== undefined) {
+    const { relationship, target, where } = node.aggregate as AggregateTerm
+    const written = writeNode(walk, existsNode(relationship, target, where))
+    return exists ? written : walk.output.not(written)
+  }
   const output = walk.output
   const column = operandOf(walk, node.attribute, node.aggregate)
   const { likePattern, matchQuery } = output.engine
