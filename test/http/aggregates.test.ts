@@ -143,17 +143,22 @@ t.test('filter by an aggregate: numeric operators, count(…) on any to-many rel
   }
 })
 
+/** The page statement of the last request (not its `count(*)`), in lower case. */
+function pageStatement (): string {
+  return (api.counter.statements.find((statement) => !/^select count\(\*\) as/i.test(statement)) ?? '').toLowerCase()
+}
+
 t.test('a count that only asks whether related rows exist is written as EXISTS', async (t) => {
   for (const [op, val, expected, negated] of [['ge', 1, ['1', '2', '4'], false], ['gt', 0, ['1', '2', '4'], false], ['eq', 0, ['3'], true], ['lt', 1, ['3'], true]] as const) {
     const response = await get(`/users?${filter([{ name: 'count(computers)', op, val }])}`)
     t.same(ids(response), expected, `${op} ${val}`)
-    const page = api.counter.statements[0].toLowerCase()
+    const page = pageStatement()
     t.match(page, negated ? /not exists \(select/ : /exists \(select/, `${op} ${val}: EXISTS`)
     t.notMatch(page, /count\(\*\)/, `${op} ${val}: no count`)
   }
   const counted = await get(`/users?${filter([{ name: 'count(computers)', op: 'ge', val: 2 }])}`)
   t.same(ids(counted), ['2'])
-  t.match(api.counter.statements[0].toLowerCase(), /count\(\*\)/, 'any other comparison counts')
+  t.match(pageStatement(), /count\(\*\)/, 'any other comparison counts')
 })
 
 t.test('sort by an aggregate, and page by cursor under it', async (t) => {
