@@ -1,7 +1,7 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
 import type { Row } from '../schema/fields.js'
-import type { ResolvedAttribute, ResolvedResource } from '../schema/resolved.js'
+import { selectedAs, type ResolvedAttribute, type ResolvedResource } from '../schema/resolved.js'
 import type { StoredResource, WriteInput } from '../schema/hooks.js'
 import type { LinkageInput, ResourceInput } from '../contracts/inputs.js'
 import { readValue } from '../schema/value-codec.js'
@@ -73,7 +73,9 @@ export function fromHookInput (resource: ResolvedResource, hook: string, sent: R
 export function storedResource (resource: ResolvedResource, id: string, row: Row): StoredResource<any> {
   const attributes: Record<string, unknown> = {}
   for (const attribute of resource.attributes.values()) {
-    attributes[attribute.name] = attribute.derived === undefined ? readValue(attribute, row[attribute.column as string]) : attribute.derived.compute(row)
+    // An aggregate is read with the request's scopes, not with the row: a hook counts for itself on `event.db`.
+    if (attribute.aggregate !== undefined) continue
+    attributes[attribute.name] = attribute.derived === undefined ? readValue(attribute, row[attribute.column ?? selectedAs(attribute)]) : attribute.derived.compute(row)
   }
   return { id, attributes }
 }

@@ -332,3 +332,21 @@ t.test('sum, min, max and avg of a related attribute: numbers, null over no rela
   const bad = await injectJsonApi(app, 'GET', `/groups?${filter([{ name: 'mean_age', op: 'gt', val: 'old' }])}`)
   assertError(t, bad, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'filter', detail: /not a valid value/ })
 })
+
+t.test('an afterCreate hook sees a computed attribute as stored; an aggregate is not part of the stored row', async (t) => {
+  const seen: unknown[] = []
+  const hooked = resources.map((declaration): AnyResourceDeclaration => declaration.type !== 'user' ? declaration : {
+    ...declaration,
+    hooks: { afterCreate: (stored: { attributes: unknown }) => { seen.push(stored.attributes) } },
+  })
+  const app = await documentedFastify()
+  await app.register(jsonApi, { db: api.db, resources: hooked })
+  await app.ready()
+  t.teardown(() => app.close())
+  const created = await injectJsonApi(app, 'POST', '/users?fields[user]=display_name,computer_count', { body: { data: { type: 'user', attributes: { name: 'hooked', first_name: 'Hoo', last_name: 'Ked' } } } })
+  t.equal(created.status, 201)
+  t.same(created.body.data.attributes, { display_name: 'Hoo Ked', computer_count: 0 })
+  t.match(seen[0], { name: 'hooked', display_name: 'Hoo Ked' })
+  t.notOk('computer_count' in (seen[0] as object))
+  await api.db.deleteFrom('users').where('name', '=', 'hooked').execute()
+})
