@@ -236,6 +236,16 @@ t.test('cannot use an aggregate wrongly: 400 with the parameter, nothing run', a
   }
 })
 
+t.test('cannot exceed the limits with counts: each is a filter node, its steps nest deeper, each a sort key', async (t) => {
+  const many = Array.from({ length: 201 }, () => ({ name: 'count(computers)', op: 'ge', val: 0 }))
+  assertError(t, await get(`/users?${filter(many)}`), { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'filter', detail: /more than 200 nodes/ })
+  const nested = [{ name: 'computers', op: 'any', val: [{ name: 'owner', op: 'has', val: [{ name: 'computers', op: 'any', val: [{ name: 'owner', op: 'has', val: [{ name: 'computers', op: 'any', val: [{ name: 'owner', op: 'has', val: [{ name: 'computers', op: 'any', val: [{ name: 'count(owner.computers)', op: 'ge', val: 1 }] }] }] }] }] }] }] }]
+  assertError(t, await get(`/users?${filter(nested)}`), { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'filter', detail: /nested deeper than 8 levels/ })
+  const sorted = await get(`/users?sort=${['count(computers)', 'count(posts)', 'count(notes)', 'name', 'age', 'email', 'status', 'gender', 'first_name', 'last_name', 'birth_date'].join(',')}`)
+  assertError(t, sorted, { status: 400, code: 'FJA_INVALID_QUERY_PARAMETER', parameter: 'sort', detail: /11 sort keys; at most 10/ })
+  t.equal(api.counter.count, 0)
+})
+
 t.test('cannot write an aggregate or a computed attribute: 422 at its pointer, nothing written', async (t) => {
   const before = await api.snapshot()
   const cases: Array<[string, string, unknown, string]> = [
