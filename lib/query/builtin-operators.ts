@@ -1,4 +1,4 @@
-import type { ResolvedAttribute, ValueKind } from '../schema/resolved.js'
+import { NUMERIC_KINDS, type ResolvedAttribute, type ValueKind } from '../schema/resolved.js'
 import type { BuiltinOperator } from '../schema/filter-nodes.js'
 
 /** What `val` a built-in operator takes. */
@@ -62,8 +62,6 @@ export function isBuiltinOperator (op: string): op is BuiltinOperator {
 
 /** The operators that compare two attributes of the same row (`field`). */
 export const FIELD_OPERATORS: ReadonlySet<string> = new Set(['eq', 'ne', 'gt', 'ge', 'lt', 'le'])
-
-const NUMERIC_KINDS: ReadonlySet<ValueKind> = new Set(['integer', 'number', 'decimal'])
 
 /**
  * Whether two attributes can be compared with each other (`field`), decided from the declarations before any SQL

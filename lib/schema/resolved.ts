@@ -81,6 +81,9 @@ export interface AggregateSpec {
   readonly of: string | undefined
 }
 
+/** The kinds of numbers: compared and ordered as numbers, and what `count`, `sum` and `avg` give. */
+export const NUMERIC_KINDS: ReadonlySet<ValueKind> = new Set(['integer', 'number', 'decimal'])
+
 /** The name a database-computed value (a computed attribute or an aggregate) is selected as. */
 export function selectedAs (attribute: { readonly name: string }): string {
   return `__fja_${attribute.name}`

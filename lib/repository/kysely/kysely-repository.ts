@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type AliasedRawBuilder, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/fields.js'
-import { selectedAs, type RelationshipStorage, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource, type ResourceGraph } from '../../schema/resolved.js'
+import { NUMERIC_KINDS, selectedAs, type RelationshipStorage, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource, type ResourceGraph } from '../../schema/resolved.js'
 import {
   StorageError, selectsAggregates, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type PageWindow, type QueryLayer, type RelatedRow,
   type Repository, type RequiredRow, type WriteTarget,
@@ -68,9 +68,6 @@ function relatedRows (rows: readonly Row[]): RelatedRow[] {
 function pagedRelatedRows (rows: readonly Row[]): RelatedRow[] {
   return rows.map((row) => ({ ownerId: stringId(row[OWNER]), row, total: Number(row[TOTAL]) }))
 }
-
-/** The kinds of numbers (see `SqlEngine.numericKeyValue`). */
-const NUMERIC: ReadonlySet<string> = new Set(['integer', 'number', 'decimal'])
 
 /** What a select list may hold: a column (qualified), or an expression under a name. */
 type SelectItem = string | AliasedRawBuilder<unknown, string>
@@ -391,7 +388,7 @@ export class KyselyRepository implements Repository {
     const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute && first.attribute.column !== undefined
     // A number the database computes (an aggregate, a computed attribute) is read from its text as a number.
     const numeric = this.#engine.numericKeyValue
-    const binds = nodes.map((node) => numeric !== undefined && node.attribute.column === undefined && NUMERIC.has(node.attribute.valueKind) ? numeric : undefined)
+    const binds = nodes.map((node) => numeric !== undefined && node.attribute.column === undefined && NUMERIC_KINDS.has(node.attribute.valueKind) ? numeric : undefined)
     const part = (number: number, bounds: readonly SidedBound[], reverse: boolean, limit: number) => {
       const branch = (conditions: ReadonlyArray<Expression<SqlBool>>, aliases: AliasCounter, keys: readonly KeysetKey[]) => {
         let builder = this.#where(layer, aliases, ROOT)

@@ -351,6 +351,7 @@ t.test('cannot declare an aggregate or a computed attribute that cannot work', a
     ['an unknown relationship', { schema: Type.Integer(), aggregate: { count: 'bookz' } }, "the aggregate's 'bookz' is not a relationship of 'author' (did you mean 'books'?)"],
     ['a to-one relationship last', { schema: Type.Integer(), aggregate: { count: 'books.author' } }, "the aggregate's 'books' is a to-many relationship: only its last step may be (the steps before it are to-one)"],
     ['an unknown related attribute', { schema: Type.Integer(), aggregate: { max: 'books.titel' } }, "'titel' is not a stored attribute of 'book' (did you mean 'title'?)"],
+    ['a sum of text', { schema: Type.Integer(), aggregate: { sum: 'books.title' } }, "`sum` adds numbers: 'book.title' is string"],
     ['a count that is not a number', { schema: Type.String(), aggregate: { count: 'books' } }, 'the schema of a `count` aggregate is a number (Type.Integer(), Type.Number()), not string'],
     ['a writable aggregate', { schema: Type.Integer(), aggregate: { count: 'books' }, readOnly: false }, 'a computed or aggregate attribute is read-only: it is never stored'],
     ['an aggregate with a column', { schema: Type.Integer(), aggregate: { count: 'books' }, column: 'n' }, 'give one of `aggregate`, `column`: they are different ways to get the value'],
