@@ -33,7 +33,7 @@ export type {
   ToOneForeignKeyDeclaration,
 } from './schema/fields.js'
 export type {
-  AttributeValues, ExistingResourceEvent, HookEvent, JsonApiContext, LinkChange, RelationshipIds, ResourceHooks, StoredResource, WriteInput,
+  AttributeValues, ExistingResourceEvent, FieldRule, FieldRules, FieldRuleSet, HookEvent, JsonApiContext, LinkChange, RelationshipIds, ResourceHooks, StoredResource, WriteInput,
 } from './schema/hooks.js'
 export type { CreateAttributes, RelationshipNames, ResourceAttributes, UpdateAttributes } from './schema/resource-types.js'
 export type { ConditionName, ConditionValue, FilterBuilder, RelatedId } from './schema/filter-builder.js'

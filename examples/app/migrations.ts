@@ -173,6 +173,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropTable('notes').execute()
     },
   },
+
+  // A user's phone number: visible to, and written by, that user only (the field rules in resources.ts).
+  '0006_user_phone': {
+    async up (db) {
+      await db.schema.alterTable('users').addColumn('phone', 'text').execute()
+    },
+    async down (db) {
+      await db.schema.alterTable('users').dropColumn('phone').execute()
+    },
+  },
 }
 
 /**

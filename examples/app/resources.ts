@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { sql, type Expression, type RawBuilder } from 'kysely'
-import { defineOperator, defineResource, defineResourceFor, defineResources, JsonApiError, type ComputedAttribute, type WriteInput } from '../../lib/index.js'
+import { defineOperator, defineResource, defineResourceFor, defineResources, JsonApiError, type ComputedAttribute, type FilterBuilder, type FilterNode, type WriteInput } from '../../lib/index.js'
 
 /**
  * The context of a request of the example app (see `context.ts`): the acting user named by `X-User-Id`, or none for
@@ -78,7 +78,12 @@ export const displayName: ComputedAttribute = ({ column }) =>
   sql<string>`coalesce(nullif(concat_ws(${sql.lit(' ')}, ${present(column('first_name'))}, ${present(column('last_name'))}), ${sql.lit('')}), ${column('name')}, ${sql.lit('')})`
 
 // A person: owns computers, belongs to a group, has one bio, many posts and at most one workplace.
-export const user = defineResource({
+/** The acting user's own user: `where.eq('id', …)`; no user for an anonymous request. */
+function ownUser (context: ExampleContext, where: FilterBuilder<any, any>): FilterNode | boolean {
+  return context.user === undefined ? false : where.eq('id', context.user.id)
+}
+
+export const user = defineExampleResource({
   type: 'user',
   path: '/users',
   table: 'users',
@@ -100,6 +105,8 @@ export const user = defineResource({
     date_create: { schema: DateString(), readOnly: true },
     // How many computers the user owns, counted by the database; rendered when `fields[user]` names it.
     computer_count: { schema: Type.Integer(), aggregate: { count: 'computers' } },
+    // Private to its user: see `rules` below.
+    phone: { schema: NullableString() },
   },
   relationships: {
     computers: { kind: 'to-many', type: 'computer', inverse: 'owner' },
@@ -109,6 +116,11 @@ export const user = defineResource({
     workplace: { kind: 'to-one', type: 'workplace', inverse: 'user' },
     // Private notes: the note type's scope decides which of them a request sees; never written through the user.
     notes: { kind: 'to-many', type: 'note', inverse: 'owner', readOnly: true },
+  },
+  // A phone number is read and written by its own user only: absent from every other request's documents, and null
+  // for its filters, sorts and cursors; writing it on another user (or creating a user with one) is a 403.
+  rules: {
+    phone: { read: ownUser, write: ownUser },
   },
 })
 

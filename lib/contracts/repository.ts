@@ -80,6 +80,11 @@ export interface QueryLayer {
   readonly columns: readonly string[]
   /** Aggregates to select, each under the name of its attribute's value (`selectedAs`); none when undefined. */
   readonly aggregates?: readonly SelectedAggregate[]
+  /**
+   * The read rules of the attributes the rows render: each selects, under `ruleSelectedAs(attribute)`, 1 on the rows
+   * where its condition holds and 0 elsewhere (the writer leaves the attribute out there). None when undefined.
+   */
+  readonly rules?: readonly SelectedRule[]
   /** The relationships to include below these rows, each with the layer of its related type. */
   readonly include: readonly IncludeLayer[]
 }
@@ -90,9 +95,20 @@ export interface SelectedAggregate {
   readonly term: AggregateTerm
 }
 
+/** A read rule a layer selects: whether the request may read `attribute` on each row, under `ruleSelectedAs(attribute)`. */
+export interface SelectedRule {
+  readonly attribute: ResolvedAttribute
+  readonly where: FilterNode
+}
+
 /** Whether a layer selects aggregates (each a subquery with the scopes it reaches). */
 export function selectsAggregates (layer: QueryLayer): boolean {
   return layer.aggregates !== undefined && layer.aggregates.length > 0
+}
+
+/** Whether a layer selects read rules. */
+export function selectsRules (layer: QueryLayer): boolean {
+  return layer.rules !== undefined && layer.rules.length > 0
 }
 
 /** One include step: the relationship followed and what to read of its related rows (their `where` is their scope). */

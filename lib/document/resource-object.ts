@@ -1,4 +1,4 @@
-import { selectedAs, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource } from '../schema/resolved.js'
+import { ruleSelectedAs, selectedAs, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource } from '../schema/resolved.js'
 import { readValue } from '../schema/value-codec.js'
 import { keysetKeys, type QueryTree } from '../query/query-tree.js'
 import { cursorContext, type CursorCodec } from '../query/cursors.js'
@@ -48,7 +48,13 @@ interface Template {
    * Each attribute with the fragment that comes before its value, per state: `plain` before a JSON value
    * (`,"age":`), `open` before a string written without its quotes (`,"name":"`).
    */
-  readonly attributes: ReadonlyArray<{ readonly plain: ByState; readonly open: ByState; readonly attribute: ResolvedAttribute }>
+  readonly attributes: ReadonlyArray<{
+    readonly plain: ByState
+    readonly open: ByState
+    readonly attribute: ResolvedAttribute
+    /** For an attribute with a read rule: the name of the row's decision (see `QueryLayer.rules`). */
+    readonly rule: string | undefined
+  }>
   /** The resource path inside a JSON string: `/users/`. */
   readonly path: string
   /**
@@ -100,7 +106,8 @@ function templateOf (resource: ResolvedResource, selection: Selection): Template
         const attribute = resource.attributes.get(name)
         if (attribute === undefined) return []
         const member = (state: State): string => `${OWED[state]}${state === AFTER_ID ? '' : ','}${quote(name)}:`
-        return [{ plain: byState(member), open: byState((state) => `${member(state)}"`), attribute }]
+        const rule = resource.readRuled.includes(attribute) ? ruleSelectedAs(attribute) : undefined
+        return [{ plain: byState(member), open: byState((state) => `${member(state)}"`), attribute, rule }]
       }),
       path: escaped(`${resource.path}/`),
       tails: byState((state) => tailParts(relationships, OWED[state])),
@@ -231,7 +238,10 @@ export class ResourceWriter {
     json += template.head
     json += escaped(id)
     let state: State = AFTER_ID
-    for (const { plain, open, attribute } of template.attributes) {
+    for (const { plain, open, attribute, rule } of template.attributes) {
+      // An attribute with a read rule is written only where the row says the request may read it: a row read
+      // without the decision (1) never shows it.
+      if (rule !== undefined && Number(row[rule]) !== 1) continue
       const value = this.#value(attribute, row)
       if (typeof value === 'string' && !needsEscape(value)) {
         json += open[state]

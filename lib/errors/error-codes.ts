@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   FJA_CLIENT_ID_FORBIDDEN: { status: 403, title: 'Client-generated id not allowed' },
   FJA_TO_ONE_MEMBERS: { status: 403, title: 'Not a to-many relationship' },
   FJA_READ_ONLY_RELATIONSHIP: { status: 403, title: 'Read-only relationship' },
+  FJA_FIELD_FORBIDDEN: { status: 403, title: 'Field not writable' },
   FJA_RESOURCE_NOT_FOUND: { status: 404, title: 'Resource not found' },
   FJA_RELATED_NOT_FOUND: { status: 404, title: 'Related resource not found' },
   FJA_ROUTE_NOT_FOUND: { status: 404, title: 'Route not found' },

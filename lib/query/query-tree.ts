@@ -32,6 +32,11 @@ export interface SortNode {
   readonly attribute: ResolvedAttribute
   readonly descending: boolean
   readonly aggregate?: AggregateTerm
+  /**
+   * Where the request may read the attribute on the row it is read from (its read rule, set by the composer):
+   * elsewhere it orders as NULL. None: every row.
+   */
+  readonly guard?: FilterNode
 }
 
 /**
@@ -101,8 +106,8 @@ export function includeNode (relationship: string, children: readonly IncludeNod
   return Object.freeze({ kind: 'include', relationship, children: Object.freeze([...children]), ...(size === undefined ? {} : { size }) })
 }
 
-export function sortNode (path: readonly SortStep[], attribute: ResolvedAttribute, descending = false, aggregate?: AggregateTerm): SortNode {
-  return Object.freeze({ kind: 'sort', path: Object.freeze([...path]), attribute, descending, ...(aggregate === undefined ? {} : { aggregate }) })
+export function sortNode (path: readonly SortStep[], attribute: ResolvedAttribute, descending = false, aggregate?: AggregateTerm, guard?: FilterNode): SortNode {
+  return Object.freeze({ kind: 'sort', path: Object.freeze([...path]), attribute, descending, ...(aggregate === undefined ? {} : { aggregate }), ...(guard === undefined ? {} : { guard }) })
 }
 
 export function pageNode (number: number, size: number, cursor?: CursorWindow): PageNode {

@@ -1,5 +1,5 @@
 import type { Static, TObject } from '@sinclair/typebox'
-import type { JsonApiContext, ResourceHooks } from './hooks.js'
+import type { FieldRules, FieldRuleSet, JsonApiContext, ResourceHooks } from './hooks.js'
 import { keyList } from './known-keys.js'
 import type {
   AttributeDeclaration, AttributeDeclarations, DerivedAttribute, IdDeclaration, InverseDeclaration, ManyToManyDeclaration,
@@ -98,6 +98,22 @@ export interface ResourceDeclaration<
   // NoInfer: the attributes and relationships are inferred from their own members only, never from the hooks' types
   // (hooks shared by several types, typed for what they need, must not narrow the declaration).
   readonly hooks?: ResourceHooks<NoInfer<Declared<A>>, NoInfer<R>, C>
+  /**
+   * Field rules: who may read and who may write each attribute, per request and per row. A field the request may
+   * not read on a row is absent from that resource object everywhere, and is null there for `filter`, `sort` and
+   * cursors, so that no answer depends on its value. See `docs/authorization.md` "Field rules".
+   *
+   * @example
+   * ```ts
+   * rules: {
+   *   phone: {
+   *     read: (context, where) => context.user === undefined ? false : where.eq('id', context.user.id),
+   *     write: (context, where) => context.user === undefined ? false : where.eq('id', context.user.id),
+   *   },
+   * }
+   * ```
+   */
+  readonly rules?: FieldRules<NoInfer<Declared<A>>, NoInfer<R>, C>
 }
 
 /** The keys of `T` that no member of the union `Shape` has. */
@@ -248,7 +264,7 @@ export function defineResources<const R extends readonly AnyResourceDeclaration[
  */
 export const DECLARATION_KEYS = {
   resource: keyList<ResourceDeclaration>()([
-    'type', 'path', 'table', 'id', 'clientIds', 'attributes', 'relationships', 'input', 'routes', 'pagination', 'count', 'requireIfMatch', 'hooks',
+    'type', 'path', 'table', 'id', 'clientIds', 'attributes', 'relationships', 'input', 'routes', 'pagination', 'count', 'requireIfMatch', 'hooks', 'rules',
   ]),
   id: keyList<IdDeclaration>()(['column', 'kind', 'pattern', 'maxLength']),
   attribute: keyList<AttributeDeclaration>()([
@@ -263,6 +279,7 @@ export const DECLARATION_KEYS = {
   input: keyList<NonNullable<ResourceDeclaration['input']>>()(['create', 'update']),
   routes: keyList<RouteSelection>()(['list', 'create', 'read', 'update', 'delete']),
   pagination: keyList<NonNullable<ResourceDeclaration['pagination']>>()(['defaultSize', 'maxSize', 'includeSize']),
+  rule: keyList<FieldRuleSet<AttributeDeclarations, RelationshipDeclarations, unknown>>()(['read', 'write']),
   hooks: keyList<ResourceHooks<AttributeDeclarations, RelationshipDeclarations, unknown>>()([
     'scope', 'beforeCreate', 'beforeUpdate', 'beforeDelete', 'beforeLink', 'afterCreate', 'afterUpdate', 'afterDelete',
   ]),

@@ -44,6 +44,11 @@ export interface CompareNode {
   readonly op: BuiltinOperator
   readonly value: unknown
   readonly aggregate?: AggregateTerm
+  /**
+   * Where the request may read the attribute on the row (its read rule, set by the composer): elsewhere the attribute
+   * is compared as NULL (`CASE WHEN <guard> THEN <column> END`). None: every row.
+   */
+  readonly guard?: FilterNode
 }
 
 /** `attribute op other attribute` of the same row. */
@@ -52,6 +57,9 @@ export interface FieldCompareNode {
   readonly attribute: ResolvedAttribute
   readonly op: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le'
   readonly other: ResolvedAttribute
+  /** The read rules of `attribute` and of `other` (see {@link CompareNode.guard}). */
+  readonly guard?: FilterNode
+  readonly otherGuard?: FilterNode
 }
 
 /** A custom operator of the attribute. */
@@ -60,6 +68,8 @@ export interface CustomNode {
   readonly attribute: ResolvedAttribute
   readonly operator: FilterOperator<any>
   readonly value: unknown
+  /** The attribute's read rule (see {@link CompareNode.guard}): the operator sees NULL where it does not hold. */
+  readonly guard?: FilterNode
 }
 
 export interface AndNode {
@@ -126,6 +136,15 @@ export type FilterNodeKind = FilterNode['kind']
 
 export function compareNode (attribute: ResolvedAttribute, op: BuiltinOperator, value: unknown, aggregate?: AggregateTerm): CompareNode {
   return Object.freeze({ kind: 'compare', attribute, op, value, ...(aggregate === undefined ? {} : { aggregate }) })
+}
+
+/**
+ * A comparison whose operands are NULL on the rows where the request may not read them: `guard` for the attribute,
+ * `otherGuard` for a field comparison's other attribute (undefined: readable on every row).
+ */
+export function guardedNode<N extends CompareNode | FieldCompareNode | CustomNode> (node: N, guard: FilterNode | undefined, otherGuard?: FilterNode): N {
+  if (guard === undefined && otherGuard === undefined) return node
+  return Object.freeze({ ...node, ...(guard === undefined ? {} : { guard }), ...(otherGuard === undefined ? {} : { otherGuard }) })
 }
 
 export function aggregateTerm (fn: AggregateFunction, steps: readonly PathStep[], relationship: ResolvedRelationship, target: ResolvedResource, of: ResolvedAttribute | undefined, where: FilterNode | undefined): AggregateTerm {

@@ -119,3 +119,27 @@ export interface ResourceHooks<A extends AttributeDeclarations, R extends Relati
   /** After a resource was deleted, in the same transaction. */
   afterDelete?(event: HookEvent<C> & { readonly id: string }): Awaitable<void>
 }
+
+/**
+ * Who may read or write one field, decided per request: `true` (every row), `false` (no row), or a condition on the
+ * row built with `where`, the same builder as `scope` (`where.eq('id', context.user.id)`: only on the acting user's
+ * own row). Called at most once per field and request.
+ */
+export type FieldRule<A extends AttributeDeclarations, R extends RelationshipDeclarations, C> =
+  (context: C, where: FilterBuilder<A, R>) => FilterNode | boolean
+
+/**
+ * The rules of one attribute. `read`: on a row where it does not hold, the attribute is absent from the resource object
+ * on every route, and `filter`, `sort` and cursors see it as null there. `write`: a body that sets the attribute where
+ * it does not hold is refused (403 at the attribute's pointer); for a create, the condition is checked on the created
+ * row. See docs/authorization.md "Field rules".
+ */
+export interface FieldRuleSet<A extends AttributeDeclarations, R extends RelationshipDeclarations, C> {
+  readonly read?: FieldRule<A, R, C>
+  readonly write?: FieldRule<A, R, C>
+}
+
+/** The field rules of a resource type, by attribute name. */
+export type FieldRules<A extends AttributeDeclarations, R extends RelationshipDeclarations, C> = {
+  readonly [K in keyof A & string]?: FieldRuleSet<A, R, C>
+}

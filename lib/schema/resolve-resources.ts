@@ -6,7 +6,7 @@ import { closestName, didYouMean, unknownKey, unknownKeyMessage } from './known-
 import { Memo } from './memo.js'
 import { NUMERIC_KINDS, selectedAs } from './resolved.js'
 import type {
-  AggregateSpec, CountStrategy, RelationshipStorage, ResolvedAttribute, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
+  AggregateSpec, CountStrategy, RelationshipStorage, ResolvedAttribute, ResolvedFieldRules, ResolvedHooks, ResolvedRelationship, ResolvedResource, ResourceGraph, ValueFormat, ValueKind,
 } from './resolved.js'
 
 /** A resource declaration that cannot be served; thrown at registration. */
@@ -105,6 +105,10 @@ function checkAggregates (resource: ResolvedResource, resources: ReadonlyMap<str
     const of = owner.attributes.get(spec.of)
     if (of === undefined || of.hidden || of.column === undefined) {
       throw new ResourceConfigError(resource.type, attribute.name, `'${spec.of}' is not a stored attribute of '${owner.type}'${didYouMean(spec.of, [...owner.attributes.keys()])}`)
+    }
+    // A total over values some requests may not read would tell them about those values.
+    if (owner.rules.get(spec.of)?.read !== undefined) {
+      throw new ResourceConfigError(resource.type, attribute.name, `'${owner.type}.${spec.of}' has a read rule: an aggregate of it would disclose what the rule hides`)
     }
     // The database would refuse the statement of every request that uses it (a 500): refused here instead.
     if ((spec.fn === 'sum' || spec.fn === 'avg') && !NUMERIC_KINDS.has(of.valueKind)) {
@@ -223,6 +227,7 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
   const routes = declaration.routes ?? {}
   const idColumn = id.column
   const hooks = resolveHooks(type, declaration.hooks)
+  const rules = resolveRules(type, declaration.rules, attributes)
   const pagination = declaration.pagination ?? {}
   for (const [key, value] of Object.entries(pagination)) {
     if (value !== undefined && (!Number.isInteger(value) || (value as number) < 1)) {
@@ -265,6 +270,8 @@ function resolveResource (declaration: AnyResourceDeclaration, byType: ReadonlyM
       updateSchema,
     }),
     hooks,
+    rules,
+    readRuled: Object.freeze([...attributes.values()].filter((attribute) => rules.get(attribute.name)?.read !== undefined)),
     hasWriteHooks: HOOKS.some((name) => name !== 'scope' && hooks[name] !== undefined),
     hasReadOnlyAttributes: [...attributes.values()].some((attribute) => attribute.readOnly),
     memo: new Memo(),
@@ -287,6 +294,31 @@ function booleanOption (type: string, name: string, value: unknown): boolean {
   if (value === undefined) return false
   if (typeof value !== 'boolean') throw new ResourceConfigError(type, name, 'must be true or false')
   return value
+}
+
+/** Each rule names an attribute and holds `read` and/or `write` functions. */
+function resolveRules (type: string, rules: AnyResourceDeclaration['rules'], attributes: ReadonlyMap<string, ResolvedAttribute>): ReadonlyMap<string, ResolvedFieldRules> {
+  const resolved = new Map<string, ResolvedFieldRules>()
+  if (rules === undefined) return resolved
+  if (typeof rules !== 'object' || rules === null) throw new ResourceConfigError(type, 'rules', 'must be an object of field rules by attribute name')
+  for (const [name, rule] of Object.entries(rules as Record<string, unknown>)) {
+    if (rule === undefined) continue
+    const attribute = attributes.get(name)
+    if (attribute === undefined) {
+      throw new ResourceConfigError(type, `rules.${name}`, `is not an attribute${didYouMean(name, [...attributes.keys()]) || ' (field rules are declared for attributes)'}`)
+    }
+    if (typeof rule !== 'object' || rule === null) throw new ResourceConfigError(type, `rules.${name}`, 'must be an object with `read` and/or `write`')
+    checkKeys(type, `rules.${name}`, rule, DECLARATION_KEYS.rule, 'a field rule')
+    const { read, write } = rule as { read?: unknown, write?: unknown }
+    for (const [kind, value] of [['read', read], ['write', write]] as const) {
+      if (value !== undefined && typeof value !== 'function') throw new ResourceConfigError(type, `rules.${name}.${kind}`, 'must be a function of the context and `where` that returns a condition, true or false')
+    }
+    if (write !== undefined && (attribute.readOnly || attribute.derived !== undefined)) {
+      throw new ResourceConfigError(type, `rules.${name}.write`, 'the attribute is never written by a client: a write rule would never apply')
+    }
+    resolved.set(name, Object.freeze({ read: read as ResolvedFieldRules['read'], write: write as ResolvedFieldRules['write'] }))
+  }
+  return resolved
 }
 
 function resolveHooks (type: string, hooks: AnyResourceDeclaration['hooks']): ResolvedHooks {

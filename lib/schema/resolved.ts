@@ -14,6 +14,20 @@ export type HookName =
 export type ResolvedHooks = { readonly [K in HookName]?: (...args: any[]) => unknown }
 
 /**
+ * The field rules of one attribute as the service holds them (`FieldRuleSet` of `hooks.ts` types them from the
+ * declaration): each returns a condition, `true` or `false`; the service checks what it returns.
+ */
+export interface ResolvedFieldRules {
+  readonly read: ((...args: any[]) => unknown) | undefined
+  readonly write: ((...args: any[]) => unknown) | undefined
+}
+
+/** The name a read rule's per-row decision is selected as: 1 where the request may read the attribute, else 0. */
+export function ruleSelectedAs (attribute: { readonly name: string }): string {
+  return `__fjr_${attribute.name}`
+}
+
+/**
  * The value formats the library converts between database and wire: `integer` and `number` read the driver's
  * strings (`bigint`, `numeric`) as JS numbers (`integer` only when exact), `decimal` keeps exact numbers as decimal
  * strings (`int64` and `decimal` string formats).
@@ -169,6 +183,10 @@ export interface ResolvedResource {
   readonly inputs: ResourceInputs
   /** The application's hooks (empty when none are declared). */
   readonly hooks: ResolvedHooks
+  /** The field rules by attribute name (empty when none are declared). */
+  readonly rules: ReadonlyMap<string, ResolvedFieldRules>
+  /** The attributes with a read rule: a row renders them only where its selected decision says so ({@link ruleSelectedAs}). */
+  readonly readRuled: readonly ResolvedAttribute[]
   /** Whether a write hook (`before*`/`after*`) is declared: writes then run in a transaction. */
   readonly hasWriteHooks: boolean
   /** Whether an attribute is read-only: a write then leaves out what a custom input schema let through. */

@@ -1,15 +1,17 @@
-import type { ResolvedResource, ResourceGraph } from '../schema/resolved.js'
+import type { ResolvedAttribute, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { IncludeNode, QueryTree, SortNode } from '../query/query-tree.js'
 import { sortNode } from '../query/query-tree.js'
-import { aggregateTerm, andNode, compareNode, constantNode, existsNode, type AggregateTerm, type FilterNode } from '../schema/filter-nodes.js'
+import { aggregateTerm, andNode, compareNode, constantNode, existsNode, guardedNode, notNode, orNode, type AggregateTerm, type FilterNode } from '../schema/filter-nodes.js'
 import { declaredAggregate } from '../schema/aggregates.js'
 import { transformFilter } from '../query/transform-filter.js'
 import { filterBuilderOf } from '../schema/filter-builder.js'
-import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, SelectedAggregate, WriteTarget } from '../contracts/repository.js'
+import type { IncludeLayer, LinkTargets, PageWindow, QueryLayer, RequiredRow, SelectedAggregate, SelectedRule, WriteTarget } from '../contracts/repository.js'
 import { selectionOf, type Selection } from '../contracts/selection.js'
 
 const NO_INCLUDES: readonly IncludeLayer[] = Object.freeze([])
 const NO_AGGREGATES: readonly SelectedAggregate[] = Object.freeze([])
+const NO_RULES: readonly SelectedRule[] = Object.freeze([])
+const EVERY_ROW = constantNode(true)
 
 function isFilterNode (value: unknown): value is FilterNode {
   return typeof value === 'object' && value !== null && typeof (value as { kind?: unknown }).kind === 'string'
@@ -29,6 +31,8 @@ export class QueryComposer {
   #scopes: Map<ResolvedResource, FilterNode | undefined> | undefined
   /** Each type's scope as its hook returned it; made when a type has a scope. */
   #raw: Map<ResolvedResource, FilterNode | undefined> | undefined
+  /** Each field rule's condition for this request (`<type>.<attribute>.<read|write>`); made when a rule is asked for. */
+  #rules: Map<string, FilterNode | undefined> | undefined
 
   constructor (graph: ResourceGraph, context: unknown) {
     this.#graph = graph
@@ -62,6 +66,65 @@ export class QueryComposer {
     else throw new Error(`fastify-jsonapi: the scope of '${resource.type}' must return a condition (built with \`where\`), true or false`)
     raw.set(resource, scope)
     return scope
+  }
+
+  /**
+   * Where the request may read (`read`) or write (`write`) an attribute of a row of `resource`: a condition on the row,
+   * `constant false` for no row, undefined for every row (no rule, or a rule that returned true). The attribute's
+   * rule is called once per request; its condition reaches other types within their scopes, as a scope does.
+   */
+  rule (resource: ResolvedResource, attribute: ResolvedAttribute, kind: 'read' | 'write'): FilterNode | undefined {
+    const rule = resource.rules.size === 0 ? undefined : resource.rules.get(attribute.name)?.[kind]
+    if (rule === undefined) return undefined
+    const rules = this.#rules ??= new Map()
+    const key = `${resource.type}.${attribute.name}.${kind}`
+    if (rules.has(key)) return rules.get(key)
+    const result: unknown = rule(this.#context, filterBuilderOf(this.#graph, resource))
+    let condition: FilterNode | undefined
+    if (result === true) condition = undefined
+    else if (result === false) condition = constantNode(false)
+    else if (isFilterNode(result)) condition = result.kind === 'constant' && result.value ? undefined : this.#scopeInside(result, [])
+    else throw new Error(`fastify-jsonapi: the ${kind} rule of '${resource.type}.${attribute.name}' must return a condition (built with \`where\`), true or false`)
+    rules.set(key, condition)
+    return condition
+  }
+
+  /**
+   * A client's filter over rows of `resource` whose comparisons see an attribute as NULL on the rows where the request
+   * may not read it (its read rule), at every depth of relationship filters: no row is selected by a value the request
+   * may not read.
+   */
+  #guarded (resource: ResolvedResource, node: FilterNode): FilterNode {
+    switch (node.kind) {
+      case 'compare':
+      case 'custom':
+        return guardedNode(node, this.rule(resource, node.attribute, 'read'))
+      case 'field-compare':
+        return guardedNode(node, this.rule(resource, node.attribute, 'read'), this.rule(resource, node.other, 'read'))
+      case 'and':
+      case 'or': {
+        const items = node.items.map((item) => this.#guarded(resource, item))
+        if (items.every((item, index) => item === node.items[index])) return node
+        return node.kind === 'and' ? andNode(items) : orNode(items)
+      }
+      case 'not': {
+        const item = this.#guarded(resource, node.item)
+        return item === node.item ? node : notNode(item)
+      }
+      case 'exists': {
+        const where = node.where === undefined ? undefined : this.#guarded(node.target, node.where)
+        return where === node.where ? node : existsNode(node.relationship, node.target, where)
+      }
+      default:
+        return node
+    }
+  }
+
+  /** The read rules of the attributes a selection renders, each selected with the rows (see `QueryLayer.rules`). */
+  #readRules (resource: ResolvedResource, selection: Selection): readonly SelectedRule[] {
+    if (resource.readRuled.length === 0) return NO_RULES
+    const rules = resource.readRuled.filter((attribute) => selection.attributes.includes(attribute.name))
+    return rules.length === 0 ? NO_RULES : rules.map((attribute) => ({ attribute, where: this.rule(resource, attribute, 'read') ?? EVERY_ROW }))
   }
 
   /**
@@ -104,7 +167,7 @@ export class QueryComposer {
       compare: (node) => {
         if (node.aggregate === undefined) return node
         const aggregate = this.#aggregate(node.aggregate, path)
-        return aggregate === node.aggregate ? node : compareNode(node.attribute, node.op, node.value, aggregate)
+        return aggregate === node.aggregate ? node : guardedNode(compareNode(node.attribute, node.op, node.value, aggregate), node.guard)
       },
     })
   }
@@ -120,12 +183,17 @@ export class QueryComposer {
     return aggregateTerm(term.fn, steps, term.relationship, term.target, term.of, where)
   }
 
-  /** Sort keys whose to-one steps only take values from rows within the step's scope, and whose aggregates count within theirs. */
-  #sort (keys: readonly SortNode[]): readonly SortNode[] {
+  /**
+   * Sort keys whose to-one steps only take values from rows within the step's scope, whose aggregates count within
+   * theirs, and whose attribute orders as NULL where the request may not read it (its read rule).
+   */
+  #sort (resource: ResolvedResource, keys: readonly SortNode[]): readonly SortNode[] {
     return keys.map((key) => {
       const aggregate = key.aggregate === undefined ? undefined : this.#aggregate(key.aggregate)
-      if (aggregate === key.aggregate && key.path.every((step) => this.scope(step.target) === undefined)) return key
-      return sortNode(key.path.map((step) => ({ ...step, where: this.scope(step.target) })), key.attribute, key.descending, aggregate)
+      const owner = key.path.length === 0 ? resource : key.path[key.path.length - 1].target
+      const guard = this.rule(owner, key.attribute, 'read')
+      if (aggregate === key.aggregate && guard === undefined && key.path.every((step) => this.scope(step.target) === undefined)) return key
+      return sortNode(key.path.map((step) => ({ ...step, where: this.scope(step.target) })), key.attribute, key.descending, aggregate, guard)
     })
   }
 
@@ -157,6 +225,7 @@ export class QueryComposer {
           page: node.size === undefined ? undefined : { offset: 0, limit: node.size },
           columns: selection.columns,
           aggregates: this.#aggregates(target, selection),
+          rules: this.#readRules(target, selection),
           include: this.includes(target, node.children, query),
         },
       })
@@ -172,16 +241,19 @@ export class QueryComposer {
    */
   collection (resource: ResolvedResource, query: QueryTree, extra?: FilterNode, probe = 0): QueryLayer {
     const { size, number } = query.page
-    const condition = extra === undefined ? query.filter : query.filter === undefined ? extra : andNode([extra, query.filter])
+    // The client's filter sees what the request may read; `extra` is the service's own condition.
+    const filter = query.filter === undefined ? undefined : this.#guarded(resource, query.filter)
+    const condition = extra === undefined ? filter : filter === undefined ? extra : andNode([extra, filter])
     const page: PageWindow = size === 0 ? { offset: 0, limit: undefined } : { offset: (number - 1) * size, limit: size + probe }
     const selection = selectionOf(resource, query.fields.get(resource.type))
     return {
       resource,
       where: this.where(resource, condition),
-      sort: this.#sort(query.sort),
+      sort: this.#sort(resource, query.sort),
       page,
       columns: selection.columns,
       aggregates: this.#aggregates(resource, selection),
+      rules: this.#readRules(resource, selection),
       include: this.includes(resource, query.include, query),
     }
   }
@@ -196,15 +268,20 @@ export class QueryComposer {
       page: undefined,
       columns: columns ?? selection.columns,
       aggregates: this.#aggregates(resource, selection),
+      rules: this.#readRules(resource, selection),
       include: this.includes(resource, query.include, query),
     }
   }
 
-  /** The rows of `ids` the request may see (only their ids). */
-  existing (resource: ResolvedResource, ids: readonly string[]): QueryLayer {
+  /**
+   * The rows of `ids` the request may see (only their ids); with `condition` (a field rule's, as {@link rule} gave
+   * it), only those where it holds.
+   */
+  existing (resource: ResolvedResource, ids: readonly string[], condition?: FilterNode): QueryLayer {
+    const byId = this.where(resource, compareNode(resource.idAttribute, 'in_', [...ids]))
     return {
       resource,
-      where: this.where(resource, compareNode(resource.idAttribute, 'in_', [...ids])),
+      where: condition === undefined ? byId : andNode([byId as FilterNode, condition]),
       sort: [],
       page: undefined,
       columns: [],

@@ -1,11 +1,13 @@
 import type { QueryTree } from '../query/query-tree.js'
 import type { IncludeLayer } from '../contracts/repository.js'
-import { selectedAs, type ResolvedResource } from '../schema/resolved.js'
+import { ruleSelectedAs, selectedAs, type ResolvedAttribute, type ResolvedResource } from '../schema/resolved.js'
 import type { Row } from '../schema/fields.js'
 import type { ResourceInput } from '../contracts/inputs.js'
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
 import { jsonApiError } from '../errors/error-codes.js'
+import type { JsonApiError } from '../errors/json-api-error.js'
+import type { FilterNode } from '../schema/filter-nodes.js'
 import type { WriteContext } from './explain-storage-error.js'
 import type { ResultSet } from '../contracts/result-set.js'
 import { selectionOf } from '../contracts/selection.js'
@@ -13,7 +15,7 @@ import { loadIncluded } from './load-included.js'
 import { storedResource } from './write-hooks.js'
 import { checkLinkRules, checkTargetsExist, checkWritable, foreignKeyValues, isStoredElsewhere, writeLinks } from './relationship-writes.js'
 import { beforeLinks, existingEvent, inputHook, writeEvent } from './hook-events.js'
-import { holds, refusal, visibleToHooks } from './preconditions.js'
+import { holds, lockVisible, refusal, visibleToHooks } from './preconditions.js'
 import { guarded, linkOwner, splitByStorage } from './linkage-writes.js'
 import { writing } from './retries.js'
 import { ANSWER_AS_IS, notFound, type Finish, type Precondition, type ServiceScope } from './service-scope.js'
@@ -34,21 +36,74 @@ function finished<T> (result: ResultSet | Promise<ResultSet>, finish: Finish<T>)
  */
 function answersAfterMore (resource: ResolvedResource, query: QueryTree, include: readonly IncludeLayer[]): boolean {
   const selection = selectionOf(resource, query.fields.get(resource.type))
-  return include.length > 0 || selection.computes || selection.aggregates.length > 0
+  return include.length > 0 || selection.computes || selection.aggregates.length > 0 || readRuled(resource, query).length > 0
+}
+
+/** The attributes with a read rule that the fieldset renders. */
+function readRuled (resource: ResolvedResource, query: QueryTree): readonly ResolvedAttribute[] {
+  if (resource.readRuled.length === 0) return resource.readRuled
+  const { attributes } = selectionOf(resource, query.fields.get(resource.type))
+  return resource.readRuled.filter((attribute) => attributes.includes(attribute.name))
 }
 
 /**
- * A written row with the aggregates its fieldset renders (`fields[<type>]=…,computer_count`), read after the write
- * in its transaction, within the request's scopes: a write statement returns the row's own columns only.
+ * A written row with what the database decides of it for the request, read after the write in its transaction: the
+ * aggregates its fieldset renders (`fields[<type>]=…,computer_count`), within the request's scopes, and whether the
+ * request may read each attribute with a read rule (on the row as written). A write statement returns the row's own
+ * columns only.
  */
-async function withAggregates (scope: ServiceScope, resource: ResolvedResource, id: string, row: Row, query: QueryTree): Promise<Row> {
+async function withDatabaseValues (scope: ServiceScope, resource: ResolvedResource, id: string, row: Row, query: QueryTree): Promise<Row> {
   const aggregates = selectionOf(resource, query.fields.get(resource.type)).aggregates
-  if (aggregates.length === 0) return row
+  const ruled = readRuled(resource, query)
+  if (aggregates.length === 0 && ruled.length === 0) return row
   const [read] = await scope.repository.findMany({ ...scope.composer.detail(resource, id, query), columns: [], include: [] })
   if (read === undefined) return row
   const values: Record<string, unknown> = { ...row }
   for (const attribute of aggregates) values[selectedAs(attribute)] = read[selectedAs(attribute)]
+  for (const attribute of ruled) values[ruleSelectedAs(attribute)] = read[ruleSelectedAs(attribute)]
   return values
+}
+
+/** The write rules of the attributes a body sets: the first it may not write at all, and the conditions on the row. */
+interface WriteRules {
+  readonly refused: JsonApiError | undefined
+  readonly conditions: ReadonlyArray<{ readonly name: string, readonly condition: FilterNode }>
+}
+
+const NO_WRITE_RULES: WriteRules = Object.freeze({ refused: undefined, conditions: Object.freeze([]) })
+
+function fieldForbidden (resource: ResolvedResource, name: string, base: string): JsonApiError {
+  return jsonApiError('FJA_FIELD_FORBIDDEN', {
+    detail: `this request may not write '${name}' of this '${resource.type}'`,
+    source: { pointer: `${base}/attributes/${name}` },
+  })
+}
+
+/** The write rules of the attributes the client sent (what hooks add is the application's own: not judged). */
+function writeRules (scope: ServiceScope, resource: ResolvedResource, attributes: Readonly<Record<string, unknown>>, base: string): WriteRules {
+  if (resource.rules.size === 0) return NO_WRITE_RULES
+  let refused: JsonApiError | undefined
+  const conditions: Array<{ name: string, condition: FilterNode }> = []
+  for (const name of Object.keys(attributes)) {
+    const attribute = resource.attributes.get(name)
+    if (attribute === undefined) continue
+    const condition = scope.composer.rule(resource, attribute, 'write')
+    if (condition === undefined) continue
+    if (condition.kind === 'constant' && !condition.value) refused ??= fieldForbidden(resource, name, base)
+    else conditions.push({ name, condition })
+  }
+  return refused === undefined && conditions.length === 0 ? NO_WRITE_RULES : { refused, conditions }
+}
+
+/**
+ * Each write rule's condition holds on the row `id` (an update's target, locked, as it is before the write; a
+ * create's row as created): else the 403 at the first attribute whose condition does not. One read per condition.
+ */
+async function checkWriteRules (scope: ServiceScope, resource: ResolvedResource, id: string, rules: WriteRules, base: string): Promise<void> {
+  for (const { name, condition } of rules.conditions) {
+    const rows = await scope.repository.findMany(scope.composer.existing(resource, [id], condition))
+    if (rows.length === 0) throw fieldForbidden(resource, name, base)
+  }
 }
 
 /** The attributes a client sent that the server writes: read-only ones (accepted by a custom input schema) are not. */
@@ -99,12 +154,14 @@ function createValues (resource: ResolvedResource, input: ResourceInput): Record
 export function createResource<T = ResultSet> (scope: ServiceScope, resource: ResolvedResource, sent: ResourceInput, query: QueryTree, base = '/data', finish: Finish<T> = ANSWER_AS_IS as Finish<T>): Promise<T> {
   const context: WriteContext = { resource, action: 'create', base }
   const include = scope.composer.includes(resource, query.include, query)
-  const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || answersAfterMore(resource, query, include)
+  const rules = writeRules(scope, resource, sent.attributes, base)
+  const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || answersAfterMore(resource, query, include) || rules.conditions.length > 0
   return writing(scope, context, several, async (scope) => {
     const { repository, graph, composer } = scope
     if (sent.id !== undefined && !isValidId(resource, sent.id)) {
       throw jsonApiError('FJA_VALIDATION', { detail: `'${sent.id}' is not a valid '${resource.type}' id`, source: { pointer: `${base}/id` } })
     }
+    if (rules.refused !== undefined) throw rules.refused
     checkWritable(graph, sent.relationships, 'create')
     const writable = writableInput(resource, sent)
     // Each step below is awaited only when it has something to do: every await is a turn of the microtask queue.
@@ -119,9 +176,11 @@ export function createResource<T = ResultSet> (scope: ServiceScope, resource: Re
     const row = await guarded(scope, own, (guards) => repository.insert(resource, values, input.id, columns, guards))
     if (row === undefined) throw jsonApiError('FJA_RELATED_NOT_FOUND', { detail: 'a related resource was deleted while this one was created', source: { pointer: `${base}/relationships` } })
     const id = String(row[resource.idColumn])
+    // A row condition of a write rule is judged on the row as created (with its links): refused, nothing stays.
+    if (rules.conditions.length > 0) await checkWriteRules(scope, resource, id, rules, base)
     if (elsewhere.length > 0) await writeLinks(repository, graph, composer, resource, id, elsewhere)
     if (resource.hooks.afterCreate !== undefined) await resource.hooks.afterCreate(storedResource(resource, id, row), writeEvent(scope, resource))
-    const answered = await withAggregates(scope, resource, id, row, query)
+    const answered = await withDatabaseValues(scope, resource, id, row, query)
     return finished(loadIncluded(repository, resource, [{ resource, id, row: answered }], include), finish)
   })
 }
@@ -130,13 +189,21 @@ export function createResource<T = ResultSet> (scope: ServiceScope, resource: Re
 export function updateResource<T = ResultSet> (scope: ServiceScope, resource: ResolvedResource, id: string, sent: ResourceInput, query: QueryTree, base = '/data', precondition?: Precondition, finish: Finish<T> = ANSWER_AS_IS as Finish<T>): Promise<T> {
   const context: WriteContext = { resource, action: 'update', base }
   const include = scope.composer.includes(resource, query.include, query)
-  const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined || answersAfterMore(resource, query, include)
+  const rules = writeRules(scope, resource, sent.attributes, base)
+  const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined || answersAfterMore(resource, query, include) || rules.conditions.length > 0
   return writing(scope, context, several, async (scope) => {
-    const seen = await holds(scope, resource, id, precondition)
+    let seen = await holds(scope, resource, id, precondition)
     try {
       checkWritable(scope.graph, sent.relationships, 'update')
+      if (rules.refused !== undefined) throw rules.refused
     } catch (error) {
       throw await refusal(scope, resource, id, seen, error)
+    }
+    if (rules.conditions.length > 0) {
+      // Judged on the row as it is, locked until the write commits: a concurrent change cannot make it hold in between.
+      if (!seen) await lockVisible(scope, resource, id)
+      seen = true
+      await checkWriteRules(scope, resource, id, rules, base)
     }
     await visibleToHooks(scope, resource, id, !seen && (resource.hooks.beforeUpdate !== undefined || resource.hooks.beforeLink !== undefined))
     const input = await inputHook('beforeUpdate', resource, writableInput(resource, sent), () => existingEvent(scope, resource, id), base)
@@ -148,7 +215,7 @@ export function updateResource<T = ResultSet> (scope: ServiceScope, resource: Re
     }
     const row = await linkOwner(scope, resource, id, input.relationships, values, writeColumns(resource, query, resource.hooks.afterUpdate !== undefined), seen)
     await resource.hooks.afterUpdate?.(storedResource(resource, id, row), writeEvent(scope, resource))
-    const answered = await withAggregates(scope, resource, id, row, query)
+    const answered = await withDatabaseValues(scope, resource, id, row, query)
     return finished(loadIncluded(scope.repository, resource, [{ resource, id: String(row[resource.idColumn]), row: answered }], include), finish)
   })
 }

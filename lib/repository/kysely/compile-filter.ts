@@ -1,7 +1,7 @@
 import { expressionBuilder, sql, type ComparisonOperator, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
 import type { ResolvedAttribute, ResolvedRelationship, ResolvedResource } from '../../schema/resolved.js'
 import { existsNode, type AggregateTerm, type CompareNode, type CustomNode, type FilterNode, type FilterNodeKind, type ReferencesNode } from '../../schema/filter-nodes.js'
-import type { RequiredRow } from '../../contracts/repository.js'
+import { selectsAggregates, type QueryLayer, type RequiredRow } from '../../contracts/repository.js'
 import type { SortNode } from '../../query/query-tree.js'
 import type { LikeOperator, SqlEngine } from './sql-engine.js'
 
@@ -57,8 +57,9 @@ export function selfContained (node: FilterNode | undefined): boolean {
   switch (node.kind) {
     case 'compare':
       // An aggregate is a subquery over the related rows.
-      return node.aggregate === undefined
+      return node.aggregate === undefined && selfContained(node.guard)
     case 'field-compare':
+      return selfContained(node.guard) && selfContained(node.otherGuard)
     case 'constant':
       return true
     case 'and':
@@ -83,8 +84,13 @@ export const ROOT = 'r0'
  * The alias of a read's own table: none (`''`, its columns unqualified) when its conditions and its order name no
  * other table (see `selfContained`), else {@link ROOT}.
  */
-export function rootOf (where: FilterNode | undefined, sort: readonly SortNode[] = [], aggregates = false): string {
-  return !aggregates && selfContained(where) && sort.every((key) => key.path.length === 0 && key.aggregate === undefined) ? '' : ROOT
+export function rootOf (where: FilterNode | undefined, sort: readonly SortNode[] = [], subqueries = false): string {
+  return !subqueries && selfContained(where) && sort.every((key) => key.path.length === 0 && key.aggregate === undefined && selfContained(key.guard)) ? '' : ROOT
+}
+
+/** Whether a layer's select list holds subqueries: aggregates, or read rules whose conditions reach other rows. */
+export function selectsSubqueries (layer: QueryLayer): boolean {
+  return selectsAggregates(layer) || (layer.rules !== undefined && layer.rules.some((rule) => !selfContained(rule.where)))
 }
 
 /**
@@ -134,6 +140,8 @@ export interface FilterOutput<E> {
   aggregate: (term: AggregateTerm, owner: ResolvedResource, alias: string, aliases: AliasCounter) => Operand
   /** An application's operator on `column`: whatever SQL it writes. */
   custom: (node: CustomNode, column: Operand) => E
+  /** `operand` where `condition` holds (a read rule), else NULL: `case when <condition> then <operand> end`. */
+  guarded: (condition: E, operand: Operand) => Operand
 }
 
 /** The rows of an `EXISTS`: `table as alias`, joined to a second table when `join` says, within `where` (all). */
@@ -158,11 +166,18 @@ function idIn<E> (output: FilterOutput<E>, column: string, ids: readonly string[
   return ids.length === 1 ? output.compare(column, '=', ids[0]) : output.list(column, false, [...ids])
 }
 
-/** What a condition on `attribute` of the walk's row compares: its column, or the value the database computes. */
-function operandOf<E> ({ output, owner, alias, aliases }: Walk<E>, attribute: ResolvedAttribute, aggregate?: AggregateTerm): Operand {
-  if (aggregate !== undefined) return output.aggregate(aggregate, owner, alias, aliases)
-  if (attribute.computed !== undefined) return output.computed(attribute, alias)
-  return columnOf(alias, attribute.column as string)
+/**
+ * What a condition on `attribute` of the walk's row compares: its column, or the value the database computes; NULL
+ * where its `guard` (the request's read rule) does not hold.
+ */
+function operandOf<E> (walk: Walk<E>, attribute: ResolvedAttribute, aggregate?: AggregateTerm, guard?: FilterNode): Operand {
+  const { output, owner, alias, aliases } = walk
+  // The guard first: its values are bound before the operand's, as its text comes first.
+  const condition = guard === undefined ? undefined : writeNode(walk, guard)
+  const operand = aggregate !== undefined
+    ? output.aggregate(aggregate, owner, alias, aliases)
+    : attribute.computed !== undefined ? output.computed(attribute, alias) : columnOf(alias, attribute.column as string)
+  return condition === undefined ? operand : output.guarded(condition, operand)
 }
 
 /**
@@ -172,7 +187,7 @@ function operandOf<E> ({ output, owner, alias, aliases }: Walk<E>, attribute: Re
  */
 function existence (node: CompareNode): boolean | undefined {
   const aggregate = node.aggregate
-  if (aggregate === undefined || aggregate.fn !== 'count' || aggregate.steps.length > 0) return undefined
+  if (aggregate === undefined || aggregate.fn !== 'count' || aggregate.steps.length > 0 || node.guard !== undefined) return undefined
   const { op, value } = node
   if ((op === 'gt' && value === 0) || (op === 'ge' && value === 1) || (op === 'ne' && value === 0)) return true
   if ((op === 'eq' && value === 0) || (op === 'lt' && value === 1) || (op === 'le' && value === 0)) return false
@@ -187,7 +202,7 @@ function writeCompare<E> (walk: Walk<E>, node: CompareNode): E {
     return exists ? written : walk.output.not(written)
   }
   const output = walk.output
-  const column = operandOf(walk, node.attribute, node.aggregate)
+  const column = operandOf(walk, node.attribute, node.aggregate, node.guard)
   const { likePattern, matchQuery } = output.engine
   const attribute = node.attribute
   const bind = (item: unknown): unknown => output.engine.bind(item, attribute)
@@ -270,8 +285,8 @@ function writeReferences<E> ({ output, owner, alias, aliases }: Walk<E>, node: R
 /** The walkers of every node kind, built once: a new kind is not written until it has one. */
 const WRITERS: { readonly [K in FilterNodeKind]: (walk: Walk<any>, node: Extract<FilterNode, { kind: K }>) => unknown } = {
   compare: writeCompare,
-  'field-compare': (walk, node) => walk.output.columns(operandOf(walk, node.attribute), COMPARISONS[node.op], operandOf(walk, node.other)),
-  custom: (walk, node) => walk.output.custom(node, operandOf(walk, node.attribute)),
+  'field-compare': (walk, node) => walk.output.columns(operandOf(walk, node.attribute, undefined, node.guard), COMPARISONS[node.op], operandOf(walk, node.other, undefined, node.otherGuard)),
+  custom: (walk, node) => walk.output.custom(node, operandOf(walk, node.attribute, undefined, node.guard)),
   and: (walk, node) => node.items.length === 0 ? walk.output.literal(true) : walk.output.and(node.items.map((child) => writeNode(walk, child))),
   or: (walk, node) => node.items.length === 0 ? walk.output.literal(false) : walk.output.or(node.items.map((child) => writeNode(walk, child))),
   not: (walk, node) => walk.output.not(writeNode(walk, node.item)),
@@ -371,6 +386,7 @@ export class FilterCompiler {
         return EB.exists(selected)
       },
       custom: (node, column) => node.operator.apply({ column: ref(column), value: node.value, eb: EB, engine: engine.id }),
+      guarded: (condition, operand) => sql`case when ${condition} then ${ref(operand)} end`,
     }
   }
 

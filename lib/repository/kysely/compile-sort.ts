@@ -8,14 +8,16 @@ import { columnOf, type AliasCounter, type FilterCompiler } from './compile-filt
  * SQL, an aggregate's subquery (which needs `alias` to be an alias), or, for a to-one path
  * (`owner.name`), a correlated scalar subquery per step, which needs `alias` to be an alias and never multiplies rows
  * (rows without the related row — or whose related row is outside the step's `where`, the target's scope — sort as
- * NULL).
+ * NULL). Where the key's `guard` (the request's read rule of the attribute) does not hold, the key is NULL.
  */
 export function compileSort (filters: FilterCompiler, node: SortNode, resource: ResolvedResource, alias: string, aliases: AliasCounter): RawBuilder<unknown> {
   const expression = (step: number, owner: ResolvedResource, outer: string): RawBuilder<unknown> => {
     if (step === node.path.length) {
-      if (node.aggregate !== undefined) return filters.aggregate(node.aggregate, owner, outer, aliases)
-      if (node.attribute.computed !== undefined) return filters.computed(node.attribute, outer)
-      return sql.ref(columnOf(outer, node.attribute.column as string))
+      const guard = node.guard === undefined ? undefined : filters.filter(node.guard, owner, outer, aliases)
+      const value = node.aggregate !== undefined
+        ? filters.aggregate(node.aggregate, owner, outer, aliases)
+        : node.attribute.computed !== undefined ? filters.computed(node.attribute, outer) : sql.ref(columnOf(outer, node.attribute.column as string))
+      return guard === undefined ? value : sql`case when ${guard} then ${value} end`
     }
     const { relationship, target, where } = node.path[step]
     const inner = `s${step + 1}`

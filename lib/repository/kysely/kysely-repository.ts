@@ -1,14 +1,14 @@
 import { CompiledQuery, sql, type AliasedRawBuilder, type Expression, type Kysely, type QueryResult, type SqlBool } from 'kysely'
 import type { Row } from '../../schema/fields.js'
-import { NUMERIC_KINDS, selectedAs, type RelationshipStorage, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource, type ResourceGraph } from '../../schema/resolved.js'
+import { NUMERIC_KINDS, ruleSelectedAs, selectedAs, type RelationshipStorage, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource, type ResourceGraph } from '../../schema/resolved.js'
 import {
-  StorageError, selectsAggregates, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type PageWindow, type QueryLayer, type RelatedRow,
+  StorageError, type ColumnValues, type KeysetPage, type KeysetWindow, type LinkTargets, type PageWindow, type QueryLayer, type RelatedRow,
   type Repository, type RequiredRow, type WriteTarget,
 } from '../../contracts/repository.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
 import { keysetKeys } from '../../query/query-tree.js'
 import type { DatabaseFault } from '../../errors/database-faults.js'
-import { AliasCounter, EB, FilterCompiler, ROOT, columnOf, rootOf } from './compile-filter.js'
+import { AliasCounter, EB, FilterCompiler, ROOT, columnOf, rootOf, selectsSubqueries } from './compile-filter.js'
 import type { SqlEngine } from './sql-engine.js'
 import { engineOf } from './engine-of.js'
 import { compileSort } from './compile-sort.js'
@@ -72,10 +72,11 @@ function pagedRelatedRows (rows: readonly Row[]): RelatedRow[] {
 /** What a select list may hold: a column (qualified), or an expression under a name. */
 type SelectItem = string | AliasedRawBuilder<unknown, string>
 
-/** The names a layer's rows carry, as an outer SELECT names them: the id, the columns, the aggregates' names. */
+/** The names a layer's rows carry, as an outer SELECT names them: the id, the columns, the aggregates' and the rules' names. */
 function selectedNames (layer: QueryLayer): string[] {
   const names = [...new Set([layer.resource.idColumn, ...layer.columns])]
   for (const { attribute } of layer.aggregates ?? []) names.push(selectedAs(attribute))
+  for (const { attribute } of layer.rules ?? []) names.push(ruleSelectedAs(attribute))
   return names
 }
 
@@ -291,12 +292,19 @@ export class KyselyRepository implements Repository {
     return resource.computedSelects.size === 0 ? columns : this.#columns(resource, columns, '')
   }
 
-  /** What a layer selects of its rows (aliased `alias`): the id, its columns and its aggregates (see `#columns`). */
+  /**
+   * What a layer selects of its rows (aliased `alias`): the id, its columns, its aggregates (see `#columns`), and
+   * its read rules' decisions (1 or 0), in that order (the statement cache's shapes bind their values in it).
+   */
   #selected (layer: QueryLayer, alias: string, aliases: AliasCounter): SelectItem[] {
     const columns = this.#columns(layer.resource, layer.columns, alias)
-    const aggregates = layer.aggregates
-    if (aggregates === undefined || aggregates.length === 0) return columns
-    return [...columns, ...aggregates.map(({ attribute, term }) => this.#filters.aggregate(term, layer.resource, alias, aliases).as(selectedAs(attribute)))]
+    const { aggregates, rules, resource } = layer
+    if ((aggregates === undefined || aggregates.length === 0) && (rules === undefined || rules.length === 0)) return columns
+    return [
+      ...columns,
+      ...(aggregates ?? []).map(({ attribute, term }) => this.#filters.aggregate(term, resource, alias, aliases).as(selectedAs(attribute))),
+      ...(rules ?? []).map(({ attribute, where }) => sql`case when ${this.#filters.filter(where, resource, alias, aliases)} then 1 else 0 end`.as(ruleSelectedAs(attribute))),
+    ]
   }
 
   /** The rows of a layer's table (aliased `root`) within its `where`. */
@@ -310,7 +318,7 @@ export class KyselyRepository implements Repository {
   #selectMany (layer: QueryLayer) {
     const { resource, page } = layer
     const aliases = new AliasCounter()
-    const root = rootOf(layer.where, layer.sort, selectsAggregates(layer))
+    const root = rootOf(layer.where, layer.sort, selectsSubqueries(layer))
     let builder = this.#where(layer, aliases, root).select(this.#selected(layer, root, aliases))
     if (page !== undefined || layer.sort.length > 0) {
       for (const key of layer.sort) builder = builder.orderBy(this.#engine.orderKey(compileSort(this.#filters, key, resource, root, aliases), key.descending))
@@ -385,7 +393,7 @@ export class KyselyRepository implements Repository {
       this.#engine.orderKey(sql.ref(alias === undefined ? key(index) : `${alias}.${key(index)}`), node.descending !== reverse)))
     // A column first (not the id): its values and its NULLs are read as two branches, each from its index range.
     const first = nodes[0]
-    const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute && first.attribute.column !== undefined
+    const indexed = first.path.length === 0 && first.attribute !== resource.idAttribute && first.attribute.column !== undefined && first.guard === undefined
     // A number the database computes (an aggregate, a computed attribute) is read from its text as a number.
     const numeric = this.#engine.numericKeyValue
     const binds = nodes.map((node) => numeric !== undefined && node.attribute.column === undefined && NUMERIC_KINDS.has(node.attribute.valueKind) ? numeric : undefined)
@@ -499,7 +507,7 @@ export class KyselyRepository implements Repository {
     const target = layer.resource
     const where = layer.where
     // Only the related rows of an inverse foreign key are read from their table alone (the others join another).
-    const root = storage.kind === 'inverse' ? rootOf(where, [], selectsAggregates(layer)) : ROOT
+    const root = storage.kind === 'inverse' ? rootOf(where, [], selectsSubqueries(layer)) : ROOT
     const aliases = new AliasCounter()
     const selected = this.#selected(layer, root, aliases)
     let builder

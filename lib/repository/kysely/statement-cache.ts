@@ -1,8 +1,8 @@
 import { CompiledQuery } from 'kysely'
 import { selectedAs, type ResolvedAttribute, type ResolvedRelationship, type ResolvedResource } from '../../schema/resolved.js'
 import type { FilterNode } from '../../schema/filter-nodes.js'
-import { selectsAggregates, type PageWindow, type QueryLayer, type RequiredRow } from '../../contracts/repository.js'
-import { AliasCounter, ROOT, columnOf, rootOf, writeFilter, writeRequired, type FilterOutput, type Operand, type Scan } from './compile-filter.js'
+import { selectsAggregates, selectsRules, type PageWindow, type QueryLayer, type RequiredRow } from '../../contracts/repository.js'
+import { AliasCounter, ROOT, columnOf, rootOf, selectsSubqueries, writeFilter, writeRequired, type FilterOutput, type Operand, type Scan } from './compile-filter.js'
 import type { LikeOperator, SqlEngine } from './sql-engine.js'
 
 /**
@@ -181,6 +181,11 @@ class FilterKey implements FilterOutput<void> {
   custom (): void {
     this.cacheable = false
   }
+
+  /** The guard's parts were written just before (the walker writes it first): this part closes it. */
+  guarded (_condition: void, operand: Operand): Operand {
+    return `case:${text(operand)}`
+  }
 }
 
 /** The key part of an operand: the column's text (the key output makes no other; see `computed`). */
@@ -210,7 +215,7 @@ export function selectShape (engine: SqlEngine, layer: QueryLayer): StatementSha
   const { resource, where } = layer
   if (selectsAggregates(layer)) return undefined
   if (where?.kind === 'compare' && where.op === 'eq' && where.attribute === resource.idAttribute && where.value !== null &&
-    !Array.isArray(where.value) && layer.sort.length === 0 && layer.page === undefined) {
+    !Array.isArray(where.value) && where.guard === undefined && layer.sort.length === 0 && layer.page === undefined && !selectsRules(layer)) {
     // The same key for every id: written once per columns and kept with the resource.
     const key = resource.memo.get(BY_ID_KEYS, layer.columns.join(','), () => (writeSelectShape(engine, layer) as StatementShape).key)
     return { key, values: [where.value] }
@@ -229,10 +234,15 @@ const INSERT_KEYS = 'statement-key:insert'
 
 function writeSelectShape (engine: SqlEngine, layer: QueryLayer): StatementShape | undefined {
   const { resource, page, sort } = layer
-  if (sort.some((key) => key.path.length > 0 || key.aggregate !== undefined) || selectsAggregates(layer)) return undefined
+  if (sort.some((key) => key.path.length > 0 || key.aggregate !== undefined || key.guard !== undefined) || selectsAggregates(layer)) return undefined
   const writer = new ShapeWriter(engine)
-  const root = rootOf(layer.where, sort)
+  const root = rootOf(layer.where, sort, selectsSubqueries(layer))
   writer.part(`select:${resourceKey(resource)}:${root}:${layer.columns.join(',')}`)
+  // The read rules' decisions are selected before the WHERE: their values come first.
+  for (const rule of layer.rules ?? []) {
+    writer.part(`rule:${rule.attribute.name}`)
+    if (!writeWhere(engine, writer, rule.where, resource, root)) return undefined
+  }
   if (!writeWhere(engine, writer, layer.where, resource, root)) return undefined
   writer.part(`order:${sort.map((key) => `${key.attribute === resource.idAttribute ? '#' : ''}${key.attribute.column ?? `computed:${selectedAs(key.attribute)}`}${key.descending ? '-' : '+'}`).join(',')}`)
   if (page !== undefined) {
@@ -260,8 +270,8 @@ export function countShape (engine: SqlEngine, layer: QueryLayer, kind: 'count' 
  * relationship and columns.
  */
 export function relatedShape (engine: SqlEngine, owner: ResolvedResource, relationship: ResolvedRelationship, ownerIds: readonly string[], layer: QueryLayer, lateral = false): StatementShape | undefined {
-  // Aggregates bind their scopes in their own way: compiled each time.
-  if (selectsAggregates(layer)) return undefined
+  // Aggregates bind their scopes in their own way, read rules theirs: compiled each time.
+  if (selectsAggregates(layer) || selectsRules(layer)) return undefined
   const one = ownerIds.length === 1
   const page = layer.page
   // An engine that binds each id of a list has a key per number of owners: not kept.
