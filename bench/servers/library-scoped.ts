@@ -8,6 +8,9 @@
  * - `exists`: `computer` is visible through its owner (`where.has('owner')`, an `EXISTS` over a visible user), so
  *   every statement that reads computers runs a semi-join per row.
  *
+ * Either way `user.email` has a read rule that is a condition on the row (`"status" <> $1`, true on every seeded row):
+ * what a field rule costs, one `CASE` in the select list of every statement that renders users.
+ *
  * Started by `bench/run.ts` as a child process; see `serve.ts`.
  */
 import Fastify from 'fastify'
@@ -30,9 +33,17 @@ const scopes: Record<string, Scope> = {
     : (_context: BenchContext, where) => where.has('owner'),
 }
 
+/** A row rule of one attribute per type: read where the row is within the scope's condition. */
+const rules: Record<string, NonNullable<AnyResourceDeclaration['rules']>> = {
+  user: { email: { read: (context: BenchContext, where) => where.ne('status', context.hidden) } },
+}
+
 const scoped = resources.map((resource: AnyResourceDeclaration) => {
   const scope = scopes[resource.type]
-  return scope === undefined ? resource : { ...resource, hooks: { ...(resource.hooks ?? {}), scope } }
+  const rule = rules[resource.type]
+  return scope === undefined
+    ? resource
+    : { ...resource, hooks: { ...(resource.hooks ?? {}), scope }, ...(rule === undefined ? {} : { rules: { ...(resource.rules ?? {}), ...rule } }) }
 })
 
 const { db, close } = await openLibraryDatabase()

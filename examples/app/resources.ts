@@ -78,9 +78,13 @@ export const displayName: ComputedAttribute = ({ column }) =>
   sql<string>`coalesce(nullif(concat_ws(${sql.lit(' ')}, ${present(column('first_name'))}, ${present(column('last_name'))}), ${sql.lit('')}), ${column('name')}, ${sql.lit('')})`
 
 // A person: owns computers, belongs to a group, has one bio, many posts and at most one workplace.
-/** The acting user's own user: `where.eq('id', …)`; no user for an anonymous request. */
-function ownUser (context: ExampleContext, where: FilterBuilder<any, any>): FilterNode | boolean {
-  return context.user === undefined ? false : where.eq('id', context.user.id)
+/**
+ * The acting user's own user: `where.eq('id', …)`; no user for an anonymous request, nor where the resources are
+ * served without the example's context (an app that registers them without its `context` option).
+ */
+function ownUser (context: ExampleContext | undefined, where: FilterBuilder<any, any>): FilterNode | boolean {
+  const user = context?.user
+  return user === undefined ? false : where.eq('id', user.id)
 }
 
 export const user = defineExampleResource({

@@ -207,7 +207,7 @@ export class OpenApiComponents {
     this.#add(name('identifier'), closed({ type: { const: resource.type }, id: this.ref(name('id')), meta: this.ref('jsonapi.meta') }, ['type', 'id']))
 
     const attributes: Record<string, JsonSchema> = {}
-    for (const attribute of resource.visibleAttributes) attributes[attribute.name] = this.#attributeSchema(attribute)
+    for (const attribute of resource.visibleAttributes) attributes[attribute.name] = this.#attributeSchema(resource, attribute)
     const relationships: Record<string, JsonSchema> = {}
     for (const relationship of resource.relationships.values()) {
       relationships[relationship.name] = closed({
@@ -289,7 +289,7 @@ export class OpenApiComponents {
   }
 
   /** The schema of an attribute's values in responses. */
-  #attributeSchema (attribute: ResolvedAttribute): JsonSchema {
+  #attributeSchema (resource: ResolvedResource, attribute: ResolvedAttribute): JsonSchema {
     const schema = plain(attribute.schema)
     if (attribute.readOnly || attribute.derived !== undefined) schema.readOnly = true
     if (attribute.aggregate !== undefined) {
@@ -297,6 +297,14 @@ export class OpenApiComponents {
       schema.description = `Computed by the database: ${fn}(${[...path, ...(of === undefined ? [] : [of])].join('.')}), over the related resources the request may see.${attribute.inDefaultFieldset ? '' : ' Rendered only when `fields` names it.'}`
     } else if (attribute.computed !== undefined) {
       schema.description = 'Computed by the database from the resource\'s own columns: filterable and sortable like a stored attribute.'
+    }
+    const rules = resource.rules.get(attribute.name)
+    if (rules !== undefined) {
+      const notes = [
+        ...(rules.read === undefined ? [] : ['Absent from the resource objects the request may not read it on (a field rule); `filter` and `sort` see it as null there.']),
+        ...(rules.write === undefined ? [] : ['Written only where a field rule lets the request (else 403 at the attribute).']),
+      ]
+      schema.description = [schema.description, ...notes].filter((note) => note !== undefined).join(' ')
     }
     return schema
   }

@@ -279,7 +279,7 @@ export const DECLARATION_KEYS = {
   input: keyList<NonNullable<ResourceDeclaration['input']>>()(['create', 'update']),
   routes: keyList<RouteSelection>()(['list', 'create', 'read', 'update', 'delete']),
   pagination: keyList<NonNullable<ResourceDeclaration['pagination']>>()(['defaultSize', 'maxSize', 'includeSize']),
-  rule: keyList<FieldRuleSet<AttributeDeclarations, RelationshipDeclarations, unknown>>()(['read', 'write']),
+  rules: keyList<FieldRuleSet<AttributeDeclarations, RelationshipDeclarations, unknown>>()(['read', 'write']),
   hooks: keyList<ResourceHooks<AttributeDeclarations, RelationshipDeclarations, unknown>>()([
     'scope', 'beforeCreate', 'beforeUpdate', 'beforeDelete', 'beforeLink', 'afterCreate', 'afterUpdate', 'afterDelete',
   ]),

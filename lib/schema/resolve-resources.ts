@@ -308,7 +308,7 @@ function resolveRules (type: string, rules: AnyResourceDeclaration['rules'], att
       throw new ResourceConfigError(type, `rules.${name}`, `is not an attribute${didYouMean(name, [...attributes.keys()]) || ' (field rules are declared for attributes)'}`)
     }
     if (typeof rule !== 'object' || rule === null) throw new ResourceConfigError(type, `rules.${name}`, 'must be an object with `read` and/or `write`')
-    checkKeys(type, `rules.${name}`, rule, DECLARATION_KEYS.rule, 'a field rule')
+    checkKeys(type, `rules.${name}`, rule, DECLARATION_KEYS.rules, 'a field rule')
     const { read, write } = rule as { read?: unknown, write?: unknown }
     for (const [kind, value] of [['read', read], ['write', write]] as const) {
       if (value !== undefined && typeof value !== 'function') throw new ResourceConfigError(type, `rules.${name}.${kind}`, 'must be a function of the context and `where` that returns a condition, true or false')

@@ -34,9 +34,9 @@ function finished<T> (result: ResultSet | Promise<ResultSet>, finish: Finish<T>)
  * in a transaction with its answer, so that a failure of either (the database lost while reading the includes, a
  * `compute` that throws) leaves nothing written. A write answered from its own row alone stays one statement.
  */
-function answersAfterMore (resource: ResolvedResource, query: QueryTree, include: readonly IncludeLayer[]): boolean {
+function answersAfterMore (scope: ServiceScope, resource: ResolvedResource, query: QueryTree, include: readonly IncludeLayer[]): boolean {
   const selection = selectionOf(resource, query.fields.get(resource.type))
-  return include.length > 0 || selection.computes || selection.aggregates.length > 0 || readRuled(resource, query).length > 0
+  return include.length > 0 || selection.computes || selection.aggregates.length > 0 || rowRuled(scope, resource, query).length > 0
 }
 
 /** The attributes with a read rule that the fieldset renders. */
@@ -46,21 +46,33 @@ function readRuled (resource: ResolvedResource, query: QueryTree): readonly Reso
   return resource.readRuled.filter((attribute) => attributes.includes(attribute.name))
 }
 
+/** Those whose read rule is a condition on the row for this request (not decided for the whole request). */
+function rowRuled (scope: ServiceScope, resource: ResolvedResource, query: QueryTree): readonly ResolvedAttribute[] {
+  return readRuled(resource, query).filter((attribute) => scope.composer.rule(resource, attribute, 'read')?.kind !== 'constant')
+}
+
 /**
  * A written row with what the database decides of it for the request, read after the write in its transaction: the
  * aggregates its fieldset renders (`fields[<type>]=…,computer_count`), within the request's scopes, and whether the
- * request may read each attribute with a read rule (on the row as written). A write statement returns the row's own
- * columns only.
+ * request may read each attribute whose read rule is a condition on the row (on the row as written; a rule decided
+ * for the whole request needs no read). A write statement returns the row's own columns only.
  */
 async function withDatabaseValues (scope: ServiceScope, resource: ResolvedResource, id: string, row: Row, query: QueryTree): Promise<Row> {
   const aggregates = selectionOf(resource, query.fields.get(resource.type)).aggregates
   const ruled = readRuled(resource, query)
   if (aggregates.length === 0 && ruled.length === 0) return row
-  const [read] = await scope.repository.findMany({ ...scope.composer.detail(resource, id, query), columns: [], include: [] })
-  if (read === undefined) return row
   const values: Record<string, unknown> = { ...row }
+  const onRow: ResolvedAttribute[] = []
+  for (const attribute of ruled) {
+    const rule = scope.composer.rule(resource, attribute, 'read')
+    if (rule === undefined || rule.kind === 'constant') values[ruleSelectedAs(attribute)] = rule === undefined || rule.value ? 1 : 0
+    else onRow.push(attribute)
+  }
+  if (aggregates.length === 0 && onRow.length === 0) return values
+  const [read] = await scope.repository.findMany({ ...scope.composer.detail(resource, id, query), columns: [], include: [] })
+  if (read === undefined) return values
   for (const attribute of aggregates) values[selectedAs(attribute)] = read[selectedAs(attribute)]
-  for (const attribute of ruled) values[ruleSelectedAs(attribute)] = read[ruleSelectedAs(attribute)]
+  for (const attribute of onRow) values[ruleSelectedAs(attribute)] = read[ruleSelectedAs(attribute)]
   return values
 }
 
@@ -155,7 +167,7 @@ export function createResource<T = ResultSet> (scope: ServiceScope, resource: Re
   const context: WriteContext = { resource, action: 'create', base }
   const include = scope.composer.includes(resource, query.include, query)
   const rules = writeRules(scope, resource, sent.attributes, base)
-  const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || answersAfterMore(resource, query, include) || rules.conditions.length > 0
+  const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || answersAfterMore(scope, resource, query, include) || rules.conditions.length > 0
   return writing(scope, context, several, async (scope) => {
     const { repository, graph, composer } = scope
     if (sent.id !== undefined && !isValidId(resource, sent.id)) {
@@ -190,7 +202,7 @@ export function updateResource<T = ResultSet> (scope: ServiceScope, resource: Re
   const context: WriteContext = { resource, action: 'update', base }
   const include = scope.composer.includes(resource, query.include, query)
   const rules = writeRules(scope, resource, sent.attributes, base)
-  const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined || answersAfterMore(resource, query, include) || rules.conditions.length > 0
+  const several = resource.hasWriteHooks || sent.relationships.some(isStoredElsewhere) || precondition !== undefined || answersAfterMore(scope, resource, query, include) || rules.conditions.length > 0
   return writing(scope, context, several, async (scope) => {
     let seen = await holds(scope, resource, id, precondition)
     try {

@@ -110,6 +110,7 @@ const RESOURCE_NESTED = {
   routes: DECLARATION_KEYS.routes,
   pagination: DECLARATION_KEYS.pagination,
   hooks: DECLARATION_KEYS.hooks,
+  rules: DECLARATION_KEYS.rules,
 } as const
 const ATTRIBUTE_NESTED = { derived: DECLARATION_KEYS.derived, operators: DECLARATION_KEYS.operator } as const
 const RELATIONSHIP_NESTED = { through: DECLARATION_KEYS.through } as const

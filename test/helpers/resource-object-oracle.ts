@@ -1,4 +1,4 @@
-import { selectedAs, type ResolvedResource } from '../../lib/schema/resolved.js'
+import { ruleSelectedAs, selectedAs, type ResolvedResource } from '../../lib/schema/resolved.js'
 import { readValue } from '../../lib/schema/value-codec.js'
 import type { QueryTree } from '../../lib/query/query-tree.js'
 import { resourceKey, type ResourceRow, type ResultSet } from '../../lib/contracts/result-set.js'
@@ -27,6 +27,8 @@ export function resourceObjectOf (baseUrl: string, query: QueryTree, result: Res
   for (const name of selection.attributes) {
     const attribute = resource.attributes.get(name)
     if (attribute === undefined) continue
+    // A read rule's decision for the row (see `QueryLayer.rules`): the attribute only where it is 1.
+    if (resource.readRuled.includes(attribute) && Number(row[ruleSelectedAs(attribute)]) !== 1) continue
     attributes[name] = attribute.derived === undefined ? readValue(attribute, row[attribute.column ?? selectedAs(attribute)]) : attribute.derived.compute(row)
   }
   const self = selfLinkOf(baseUrl, resource, id)

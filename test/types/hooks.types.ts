@@ -158,3 +158,31 @@ expectTypeOf(transformFilter).returns.toEqualTypeOf<FilterNode>()
 // The resolved graph names the hooks without importing their public types (which refer to its filter nodes): both
 // lists of names are the same.
 expectTypeOf<keyof ResourceHooks<any, any, any>>().toEqualTypeOf<HookName>()
+
+// Field rules: typed from the declaration and the context, like a scope.
+define({
+  type: 'ruled',
+  attributes: { phone: { schema: Type.Union([Type.String(), Type.Null()]) }, salary: { schema: Type.Integer() } },
+  rules: {
+    phone: {
+      read (context, where) {
+        expectTypeOf(context).toEqualTypeOf<AppContext>()
+        // @ts-expect-error: not an attribute of this declaration
+        where.eq('phon', 'x')
+        return context.user === undefined ? false : where.eq('id', context.user.id)
+      },
+      write: () => true,
+    },
+    // @ts-expect-error: a salary is compared with a number
+    salary: { read: (_context, where) => where.gt('salary', 'much') },
+  },
+})
+
+// @ts-expect-error: rules name attributes of the declaration
+define({ type: 'rules-typo', attributes: { phone: { schema: Type.String() } }, rules: { phon: { read: () => true } } })
+
+// @ts-expect-error: a rule has `read` and `write`
+define({ type: 'rules-kind', attributes: { phone: { schema: Type.String() } }, rules: { phone: { see: () => true } } })
+
+// @ts-expect-error: a rule returns a condition or a boolean
+define({ type: 'rules-return', attributes: { phone: { schema: Type.String() } }, rules: { phone: { read: () => 'yes' } } })

@@ -215,12 +215,27 @@ export function selectShape (engine: SqlEngine, layer: QueryLayer): StatementSha
   const { resource, where } = layer
   if (selectsAggregates(layer)) return undefined
   if (where?.kind === 'compare' && where.op === 'eq' && where.attribute === resource.idAttribute && where.value !== null &&
-    !Array.isArray(where.value) && where.guard === undefined && layer.sort.length === 0 && layer.page === undefined && !selectsRules(layer)) {
-    // The same key for every id: written once per columns and kept with the resource.
-    const key = resource.memo.get(BY_ID_KEYS, layer.columns.join(','), () => (writeSelectShape(engine, layer) as StatementShape).key)
-    return { key, values: [where.value] }
+    !Array.isArray(where.value) && where.guard === undefined && layer.sort.length === 0 && layer.page === undefined) {
+    // The same key for every id: written once per columns (and read rules decided for the whole request) and kept
+    // with the resource. A read rule that is a condition on the row binds values of its own: its key is written.
+    const decided = constantRules(layer)
+    if (decided !== undefined) {
+      const key = resource.memo.get(BY_ID_KEYS, `${layer.columns.join(',')}${decided}`, () => (writeSelectShape(engine, layer) as StatementShape).key)
+      return { key, values: [where.value] }
+    }
   }
   return writeSelectShape(engine, layer)
+}
+
+/** The read rules of a layer as text when each is decided for the whole request (`true` or `false`), else undefined. */
+function constantRules (layer: QueryLayer): string | undefined {
+  if (!selectsRules(layer)) return ''
+  let text = ''
+  for (const rule of layer.rules as NonNullable<QueryLayer['rules']>) {
+    if (rule.where.kind !== 'constant') return undefined
+    text += `|${rule.attribute.name}:${String(rule.where.value)}`
+  }
+  return text
 }
 
 /**

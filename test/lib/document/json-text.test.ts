@@ -9,6 +9,7 @@ import fc from 'fast-check'
 import { JsonText, documentJson, quote, valueJson } from '../../../lib/document/json-text.js'
 import { ResourceWriter } from '../../../lib/document/resource-object.js'
 import { resolveResources } from '../../../lib/schema/resolve-resources.js'
+import { ruleSelectedAs } from '../../../lib/schema/resolved.js'
 import { pageNode, queryTree } from '../../../lib/query/query-tree.js'
 import { resourceKey, type IncludedPage, type ResultSet } from '../../../lib/contracts/result-set.js'
 import { CursorCodec } from '../../../lib/query/cursors.js'
@@ -73,6 +74,8 @@ t.test('a resource object written as text is JSON.stringify of the object, for e
     const arbitrary = fc.record({
       id: fc.oneof(fc.integer({ min: 0, max: 2147483647 }).map(String), oddString),
       row: fc.tuple(...columns.map(() => columnValue)),
+      // Each read rule's decision for the row: 1, 0, or none (a row read without it).
+      decisions: fc.tuple(...resource.readRuled.map(() => fc.constantFrom(1, 0, '1', undefined))),
       fields: fc.option(fc.subarray(fieldNames), { nil: undefined }),
       linkage: fc.tuple(...relationships.map(() => fc.option(fc.array(oddString, { maxLength: 3 }), { nil: undefined }))),
       // An included page of a to-many: how many related resources lie beyond it (none: it holds them all).
@@ -80,11 +83,12 @@ t.test('a resource object written as text is JSON.stringify of the object, for e
       baseUrl: fc.constantFrom('', 'https://api.example.com/v1', 'http://h/"quoted"\\path', 'https://ünï.example/😀'),
       meta: fc.option(fc.record({ page: fc.record({ cursor: oddString }) }), { nil: undefined }),
     })
-    fc.assert(fc.property(arbitrary, ({ id, row: values, fields, linkage, beyond, baseUrl, meta }) => {
+    fc.assert(fc.property(arbitrary, ({ id, row: values, decisions, fields, linkage, beyond, baseUrl, meta }) => {
       // Values that fit no declared format are skipped: only a date column gets a Date, say; derived attributes
       // compute from what they find.
       const row: Record<string, unknown> = {}
       columns.forEach((column, index) => { row[column] = values[index] })
+      resource.readRuled.forEach((attribute, index) => { row[ruleSelectedAs(attribute)] = decisions[index] })
       const links = new Map<string, readonly string[]>()
       const pages = new Map<string, IncludedPage>()
       relationships.forEach((relationship, index) => {

@@ -212,7 +212,7 @@ t.test('cannot declare a resource with an unknown key', async (t) => {
   assertDeclarationError(t, 'relationship (singular)', [{ ...author(), relationship: {} }, book()], 'author', undefined,
     "'relationship' is not an option of a resource (did you mean 'relationships'?)")
   assertDeclarationError(t, 'nothing close', [{ ...tag(), colour: 'red' }], 'tag', undefined,
-    "'colour' is not an option of a resource (its options: type, path, table, id, clientIds, attributes, relationships, input, routes, pagination, count, requireIfMatch, hooks)")
+    "'colour' is not an option of a resource (its options: type, path, table, id, clientIds, attributes, relationships, input, routes, pagination, count, requireIfMatch, hooks, rules)")
   assertDeclarationError(t, 'id', [{ ...tag(), id: { colum: 'tag_id' } }], 'tag', 'id', "'colum' is not an option of an id (did you mean 'column'?)")
   assertDeclarationError(t, 'routes', [{ ...tag(), routes: { delet: false } }], 'tag', 'routes', "'delet' is not an option of 'routes' (did you mean 'delete'?)")
   assertDeclarationError(t, 'routes not an object', [{ ...tag(), routes: false }], 'tag', 'routes', 'must be an object')
@@ -360,4 +360,26 @@ t.test('cannot declare an aggregate or a computed attribute that cannot work', a
     ['an unknown rendering', { schema: Type.Integer(), aggregate: { count: 'books' }, rendered: 'never' }, "`rendered` must be 'always' or 'on-request', not 'never'"],
   ]
   for (const [label, attribute, message] of cases) assertDeclarationError(t, label, withAttribute(attribute), 'author', 'counted', message)
+})
+
+t.test('cannot declare a field rule that cannot apply', async (t) => {
+  const rule = (): boolean => true
+  const withRules = (rules: unknown, attributes: Loose = author().attributes as Loose): Loose[] => [{ ...author(), attributes, rules }, book()]
+  const cases: Array<[string, unknown, string, string]> = [
+    ['rules that are no object', 'owner-only', 'rules', 'must be an object of field rules by attribute name'],
+    ['an unknown attribute', { nmae: { read: rule } }, 'rules.nmae', "is not an attribute (did you mean 'name'?)"],
+    ['a relationship', { books: { read: rule } }, 'rules.books', 'is not an attribute (field rules are declared for attributes)'],
+    ['a rule that is no object', { name: rule }, 'rules.name', 'must be an object with `read` and/or `write`'],
+    ['an unknown kind', { name: { raed: rule } }, 'rules.name', "'raed' is not an option of a field rule (did you mean 'read'?)"],
+    ['a read rule that is no function', { name: { read: true } }, 'rules.name.read', 'must be a function of the context and `where` that returns a condition, true or false'],
+  ]
+  for (const [label, rules, field, message] of cases) assertDeclarationError(t, label, withRules(rules), 'author', field, message)
+  assertDeclarationError(t, 'a write rule of a read-only attribute',
+    withRules({ born: { write: rule } }, { ...author().attributes as Loose, born: { schema: Type.String(), readOnly: true } }),
+    'author', 'rules.born.write', 'the attribute is never written by a client: a write rule would never apply')
+  assertDeclarationError(t, 'an aggregate of an attribute with a read rule', [
+    { ...author(), attributes: { ...author().attributes as Loose, longest: { schema: Type.String(), aggregate: { max: 'books.title' } } } },
+    { ...book(), rules: { title: { read: rule } } },
+  ], 'author', 'longest', "'book.title' has a read rule: an aggregate of it would disclose what the rule hides")
+  t.ok(resolveResources(withRules({ name: { read: rule, write: rule } }) as ResourceDeclaration[]), 'read and write rules of a stored attribute resolve')
 })

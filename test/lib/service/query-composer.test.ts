@@ -137,3 +137,61 @@ t.test('the condition builder checks names when the condition is built', async (
   t.throws(() => where.has('nope' as never), /'nope' is not a relationship/)
   t.throws(() => where.eq('name' as never, undefined as never), /undefined/)
 })
+
+t.test('field rules: evaluated once per request, guarding the client\'s filter and sort, selected with the rows', async (t) => {
+  let ruleCalls = 0
+  const ruled = resolveResources([
+    define({
+      type: 'crew',
+      attributes: { name: { schema: Type.String() } },
+      relationships: { members: { kind: 'to-many', type: 'member', inverse: 'crew' } },
+    }),
+    define({
+      type: 'member',
+      attributes: { name: { schema: Type.String() }, phone: { schema: Type.String() }, salary: { schema: Type.Integer() }, odd: { schema: Type.String() } },
+      relationships: { crew: { kind: 'to-one', type: 'crew', foreignKey: 'crew_id' } },
+      rules: {
+        phone: {
+          read (context, where) {
+            ruleCalls++
+            return context.team === undefined ? false : where.eq('name', context.team)
+          },
+        },
+        salary: { read: (context) => context.team === 'boss', write: () => false },
+        odd: { read: () => 'yes' as unknown as boolean },
+      },
+    }),
+  ])
+  const [crew, member] = ['crew', 'member'].map((type) => ruled.getResource(type))
+  const phone = member.attributes.get('phone')!
+  const composer = new QueryComposer(ruled, { team: 'ada' })
+  t.same(printed(composer.rule(member, phone, 'read')), { name: 'name', op: 'eq', val: 'ada' })
+  composer.rule(member, phone, 'read')
+  t.equal(ruleCalls, 1, 'once per request')
+  t.equal(composer.rule(member, phone, 'write'), undefined, 'no write rule: every row')
+  t.equal(new QueryComposer(ruled, { team: 'boss' }).rule(member, member.attributes.get('salary')!, 'read'), undefined, 'true: every row')
+  t.same(printed(composer.rule(member, member.attributes.get('salary')!, 'read')), { constant: false }, 'false: no row')
+  t.same(printed(composer.rule(member, member.attributes.get('salary')!, 'write')), { constant: false })
+  t.same(printed(new QueryComposer(ruled, { team: undefined }).rule(member, phone, 'read')), { constant: false })
+  t.throws(() => composer.rule(member, member.attributes.get('odd')!, 'read'), /the read rule of 'member.odd' must return a condition/)
+
+  const query = readQuery({
+    filter: JSON.stringify([{ or: [{ name: 'phone', op: 'eq', val: '1' }, { name: 'name', op: 'eq', field: 'phone' }] }]),
+    sort: '-phone,name',
+    'fields[member]': 'name,phone',
+  }, member, ruled, limits, true)
+  const layer = composer.collection(member, query)
+  const where = layer.where as any
+  t.same(printed(where.items[0].guard), { name: 'name', op: 'eq', val: 'ada' }, 'a comparison of the phone is guarded')
+  t.equal(where.items[1].guard, undefined, 'a field comparison: `name` has no rule')
+  t.same(printed(where.items[1].otherGuard), { name: 'name', op: 'eq', val: 'ada' }, '… its other attribute, `phone`, has')
+  t.same(printed(layer.sort[0].guard), { name: 'name', op: 'eq', val: 'ada' }, 'the sort by the phone is guarded')
+  t.equal(layer.sort[1].guard, undefined)
+  t.same(layer.rules?.map((rule) => [rule.attribute.name, printed(rule.where)]), [['phone', { name: 'name', op: 'eq', val: 'ada' }]], 'the rule is selected with the rows')
+  const all = composer.collection(member, readQuery({ 'fields[member]': 'name' }, member, ruled, limits, true))
+  t.same(all.rules, [], 'a fieldset without the phone selects no rule')
+
+  const related = readFilter({ filter: JSON.stringify([{ name: 'members', op: 'any', val: { name: 'phone', op: 'eq', val: '1' } }]) }, crew, ruled, limits.filter)
+  const guarded = composer.collection(crew, readQuery({ filter: JSON.stringify([printFilter(related!)]) }, crew, ruled, limits, true)).where as any
+  t.same(printed(guarded.where.guard), { name: 'name', op: 'eq', val: 'ada' }, 'a relationship filter is guarded with the related type\'s rule')
+})
