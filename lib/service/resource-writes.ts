@@ -6,8 +6,6 @@ import type { ResourceInput } from '../contracts/inputs.js'
 import { isValidId } from '../schema/resource-id.js'
 import { writeValue } from '../schema/value-codec.js'
 import { jsonApiError } from '../errors/error-codes.js'
-import type { JsonApiError } from '../errors/json-api-error.js'
-import type { FilterNode } from '../schema/filter-nodes.js'
 import type { WriteContext } from './explain-storage-error.js'
 import type { ResultSet } from '../contracts/result-set.js'
 import { selectionOf } from '../contracts/selection.js'
@@ -18,6 +16,7 @@ import { beforeLinks, existingEvent, inputHook, writeEvent } from './hook-events
 import { holds, lockVisible, refusal, visibleToHooks } from './preconditions.js'
 import { guarded, linkOwner, splitByStorage } from './linkage-writes.js'
 import { writing } from './retries.js'
+import { checkWriteRules, writeRules } from './field-rules.js'
 import { ANSWER_AS_IS, notFound, type Finish, type Precondition, type ServiceScope } from './service-scope.js'
 
 // Creating, updating and deleting resources: defaults, the application's hooks around the write, the relationships
@@ -74,48 +73,6 @@ async function withDatabaseValues (scope: ServiceScope, resource: ResolvedResour
   for (const attribute of aggregates) values[selectedAs(attribute)] = read[selectedAs(attribute)]
   for (const attribute of onRow) values[ruleSelectedAs(attribute)] = read[ruleSelectedAs(attribute)]
   return values
-}
-
-/** The write rules of the attributes a body sets: the first it may not write at all, and the conditions on the row. */
-interface WriteRules {
-  readonly refused: JsonApiError | undefined
-  readonly conditions: ReadonlyArray<{ readonly name: string, readonly condition: FilterNode }>
-}
-
-const NO_WRITE_RULES: WriteRules = Object.freeze({ refused: undefined, conditions: Object.freeze([]) })
-
-function fieldForbidden (resource: ResolvedResource, name: string, base: string): JsonApiError {
-  return jsonApiError('FJA_FIELD_FORBIDDEN', {
-    detail: `this request may not write '${name}' of this '${resource.type}'`,
-    source: { pointer: `${base}/attributes/${name}` },
-  })
-}
-
-/** The write rules of the attributes the client sent (what hooks add is the application's own: not judged). */
-function writeRules (scope: ServiceScope, resource: ResolvedResource, attributes: Readonly<Record<string, unknown>>, base: string): WriteRules {
-  if (resource.rules.size === 0) return NO_WRITE_RULES
-  let refused: JsonApiError | undefined
-  const conditions: Array<{ name: string, condition: FilterNode }> = []
-  for (const name of Object.keys(attributes)) {
-    const attribute = resource.attributes.get(name)
-    if (attribute === undefined) continue
-    const condition = scope.composer.rule(resource, attribute, 'write')
-    if (condition === undefined) continue
-    if (condition.kind === 'constant' && !condition.value) refused ??= fieldForbidden(resource, name, base)
-    else conditions.push({ name, condition })
-  }
-  return refused === undefined && conditions.length === 0 ? NO_WRITE_RULES : { refused, conditions }
-}
-
-/**
- * Each write rule's condition holds on the row `id` (an update's target, locked, as it is before the write; a
- * create's row as created): else the 403 at the first attribute whose condition does not. One read per condition.
- */
-async function checkWriteRules (scope: ServiceScope, resource: ResolvedResource, id: string, rules: WriteRules, base: string): Promise<void> {
-  for (const { name, condition } of rules.conditions) {
-    const rows = await scope.repository.findMany(scope.composer.existing(resource, [id], condition))
-    if (rows.length === 0) throw fieldForbidden(resource, name, base)
-  }
 }
 
 /** The attributes a client sent that the server writes: read-only ones (accepted by a custom input schema) are not. */
@@ -188,7 +145,7 @@ export function createResource<T = ResultSet> (scope: ServiceScope, resource: Re
     const row = await guarded(scope, own, (guards) => repository.insert(resource, values, input.id, columns, guards))
     if (row === undefined) throw jsonApiError('FJA_RELATED_NOT_FOUND', { detail: 'a related resource was deleted while this one was created', source: { pointer: `${base}/relationships` } })
     const id = String(row[resource.idColumn])
-    // A row condition of a write rule is judged on the row as created (with its links): refused, nothing stays.
+    // A row condition of a write rule is judged on the row as created (its columns and foreign keys): refused, nothing stays.
     if (rules.conditions.length > 0) await checkWriteRules(scope, resource, id, rules, base)
     if (elsewhere.length > 0) await writeLinks(repository, graph, composer, resource, id, elsewhere)
     if (resource.hooks.afterCreate !== undefined) await resource.hooks.afterCreate(storedResource(resource, id, row), writeEvent(scope, resource))
