@@ -82,7 +82,8 @@ export interface QueryLayer {
   readonly aggregates?: readonly SelectedAggregate[]
   /**
    * The read rules of the attributes the rows render: each selects, under `ruleSelectedAs(attribute)`, 1 on the rows
-   * where its condition holds and 0 elsewhere (the writer leaves the attribute out there). None when undefined.
+   * where its condition holds and 0 elsewhere (the writer leaves the attribute out there, and wherever a rule of it is
+   * not selected: a rule that is false for the whole request is not). None when undefined.
    */
   readonly rules?: readonly SelectedRule[]
   /** The relationships to include below these rows, each with the layer of its related type. */

@@ -120,11 +120,20 @@ export class QueryComposer {
     }
   }
 
-  /** The read rules of the attributes a selection renders, each selected with the rows (see `QueryLayer.rules`). */
+  /**
+   * The read rules of the attributes a selection renders, each selected with the rows (see `QueryLayer.rules`). A rule
+   * that is false for the whole request is not selected: a row without its decision never shows the attribute.
+   */
   #readRules (resource: ResolvedResource, selection: Selection): readonly SelectedRule[] {
     if (resource.readRuled.length === 0) return NO_RULES
-    const rules = resource.readRuled.filter((attribute) => selection.attributes.includes(attribute.name))
-    return rules.length === 0 ? NO_RULES : rules.map((attribute) => ({ attribute, where: this.rule(resource, attribute, 'read') ?? EVERY_ROW }))
+    let rules: SelectedRule[] | undefined
+    for (const attribute of resource.readRuled) {
+      if (!selection.attributes.includes(attribute.name)) continue
+      const where = this.rule(resource, attribute, 'read') ?? EVERY_ROW
+      if (where.kind === 'constant' && !where.value) continue
+      (rules ??= []).push({ attribute, where })
+    }
+    return rules ?? NO_RULES
   }
 
   /**
