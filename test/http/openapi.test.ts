@@ -278,6 +278,9 @@ t.test('bodies: required attributes, read-only ones absent, relationships by the
   t.same(resource.properties.attributes.properties.date_create.readOnly, true)
   t.same(resource.properties.attributes.properties.display_name.readOnly, true)
   t.notOk('required' in resource.properties.attributes, 'sparse fieldsets leave any attribute out')
+  t.match(resource.properties.attributes.properties.phone.description, /^Absent from the resource objects the request may not read it on \(a field rule\).* Written only where a field rule lets the request/,
+    'an attribute with field rules says it may be absent, and may be refused')
+  t.equal(resource.properties.attributes.properties.name.description, undefined)
   const created = exampleDoc.paths['/users'].post.responses['201']
   t.ok(created.headers.Location, 'a 201 declares its Location')
   t.same(Object.keys(exampleDoc.paths['/users'].post.responses).sort(), ['201', '400', '401', '403', '404', '406', '409', '413', '415', '422', '500', '503'])
