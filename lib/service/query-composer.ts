@@ -1,7 +1,7 @@
 import type { ResolvedAttribute, ResolvedResource, ResourceGraph } from '../schema/resolved.js'
 import type { IncludeNode, QueryTree, SortNode } from '../query/query-tree.js'
 import { sortNode } from '../query/query-tree.js'
-import { aggregateTerm, andNode, compareNode, constantNode, existsNode, guardedNode, notNode, orNode, type AggregateTerm, type FilterNode } from '../schema/filter-nodes.js'
+import { aggregateTerm, andNode, compareNode, constantNode, existsNode, guardedNode, type AggregateTerm, type FilterNode } from '../schema/filter-nodes.js'
 import { declaredAggregate } from '../schema/aggregates.js'
 import { transformFilter } from '../query/transform-filter.js'
 import { filterBuilderOf } from '../schema/filter-builder.js'
@@ -95,29 +95,16 @@ export class QueryComposer {
    * may not read.
    */
   #guarded (resource: ResolvedResource, node: FilterNode): FilterNode {
-    switch (node.kind) {
-      case 'compare':
-      case 'custom':
-        return guardedNode(node, this.rule(resource, node.attribute, 'read'))
-      case 'field-compare':
-        return guardedNode(node, this.rule(resource, node.attribute, 'read'), this.rule(resource, node.other, 'read'))
-      case 'and':
-      case 'or': {
-        const items = node.items.map((item) => this.#guarded(resource, item))
-        if (items.every((item, index) => item === node.items[index])) return node
-        return node.kind === 'and' ? andNode(items) : orNode(items)
-      }
-      case 'not': {
-        const item = this.#guarded(resource, node.item)
-        return item === node.item ? node : notNode(item)
-      }
-      case 'exists': {
-        const where = node.where === undefined ? undefined : this.#guarded(node.target, node.where)
-        return where === node.where ? node : existsNode(node.relationship, node.target, where)
-      }
-      default:
-        return node
-    }
+    return transformFilter(node, {
+      compare: (compare) => guardedNode(compare, this.rule(resource, compare.attribute, 'read')),
+      custom: (custom) => guardedNode(custom, this.rule(resource, custom.attribute, 'read')),
+      'field-compare': (fields) => guardedNode(fields, this.rule(resource, fields.attribute, 'read'), this.rule(resource, fields.other, 'read')),
+      // The related rows' comparisons are guarded by the related type's rules.
+      exists: (exists) => {
+        const where = exists.where === undefined ? undefined : this.#guarded(exists.target, exists.where)
+        return where === exists.where ? exists : existsNode(exists.relationship, exists.target, where)
+      },
+    })
   }
 
   /**
